@@ -1,0 +1,1 @@
+"""Pegboard's kernel: private implementation modules behind the public ``pegboard`` API."""

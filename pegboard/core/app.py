@@ -1,0 +1,240 @@
+"""``Pegboard``: one configured tool layer — plugins loaded, policy, permissions, calls."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pegboard.core.awaitables import resolve_sync
+from pegboard.core.call import ToolCall
+from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, load_layers
+from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_permission
+from pegboard.core.hookrunner import HookError, HookRunner
+from pegboard.core.permissions import PermissionEngine
+from pegboard.core.pipeline import Approver, CallPipeline
+from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
+from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, resolve_policy
+from pegboard.core.projection import ResultStore, secret_values
+from pegboard.core.registry import Registry
+from pegboard.core.results import ToolResult
+from pegboard.core.tools import Tool, ToolContext
+
+SESSION_EVENTS = ("session_start", "session_end")
+
+
+class Pegboard:
+    """The tool layer of one agent harness.
+
+    Build it once; it loads plugins (entry points in group ``pegboard`` and the objects in
+    ``plugins``) and the config layers that apply in ``cwd``. Then ask it which tools an
+    agent sees (:meth:`tools`), their definitions (:meth:`schema`), whether a call may run
+    (:meth:`check`), and run calls (:meth:`call`) — a refusal is a result, never an exception.
+    """
+
+    def __init__(
+        self,
+        *,
+        plugins: Sequence[object] = (),
+        load_entrypoints: bool = True,
+        config_files: Sequence[Path | str] = (),
+        layers: Sequence[ConfigLayer] | None = None,
+        cwd: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
+        default_timeout: float = 600.0,
+    ) -> None:
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        if layers is None:
+            layers = discover_layers(self.cwd.resolve(), [Path(p) for p in config_files], env=self.env)
+        loaded = load_layers(layers)
+        self.loaded_config = loaded
+        self.config: PegboardConfig = loaded.config
+        self.layers = loaded.layers
+        self.warnings: list[str] = list(loaded.warnings)
+        self.default_timeout = default_timeout
+        self.pm = new_plugin_manager()
+        self.registry = Registry()
+        self.hooks = HookRunner(self.pm)
+        loader = PluginLoader(self.pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env))
+        if load_entrypoints:
+            loader.load_entry_points()
+        loader.load_objects(plugins)
+        self.plugins: list[PluginInfo] = loader.infos
+        self.results = ResultStore()
+        self.secrets = secret_values(self.env)
+        self.pipeline = CallPipeline(self)
+        self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
+
+    # -- what is registered -------------------------------------------------------------------
+    def tool(self, name: str) -> Tool | None:
+        """The registered tool called ``name`` (or an alias; case and ``_``/``-`` ignored)."""
+        return self.registry.find(name)
+
+    def catalog(self) -> PolicyCatalog:
+        groups = self.registry.group_members()
+        return PolicyCatalog(
+            tools=[
+                PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, t.unavailable_reason())
+                for t in self.registry.sorted_tools()
+            ],
+            groups=groups,
+            profiles={name: (list(p.allow) if p.allow is not None else None) for name, p in self.registry.profiles.items()},
+            provider_policies=list(self.registry.provider_policies),
+        )
+
+    # -- policy -------------------------------------------------------------------------------
+    def tools(
+        self,
+        *,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        subagent: str | None = None,
+    ) -> PolicyResult:
+        """Which tools this agent sees on this provider and model, each with the step that decided."""
+        return resolve_policy(
+            self.catalog(), self.config, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent
+        )
+
+    def enabled_tools(self, **selection: Any) -> list[Tool]:
+        return [t for name in self.tools(**selection).enabled if (t := self.registry.find(name)) is not None]
+
+    def schema(self, format: str = "anthropic", **selection: Any) -> list[dict[str, Any]]:
+        """Definitions of the enabled tools in a provider's format (see ``pegboard.core.render``)."""
+        from pegboard.core.render import render_tools
+
+        return render_tools(
+            self.enabled_tools(**selection), format, self.registry.provider_policies,
+            provider=selection.get("provider"), model=selection.get("model"),
+        )
+
+    def prompt(self, **selection: Any) -> str:
+        """The human-readable tool list for a system prompt (the second presentation channel)."""
+        from pegboard.core.prompt import render_prompt
+
+        return render_prompt(self, **selection)
+
+    # -- permissions --------------------------------------------------------------------------
+    def permission_engine(
+        self,
+        *,
+        cwd: Path | str | None = None,
+        mode: str | None = None,
+        additional_dirs: Sequence[Path | str] = (),
+        home: Path | str | None = None,
+    ) -> PermissionEngine:
+        key = (str(cwd or self.cwd), mode, tuple(str(d) for d in additional_dirs), str(home) if home else None)
+        if key not in self._engines:
+            self._engines[key] = PermissionEngine(
+                self.layers,
+                cwd=Path(cwd) if cwd is not None else self.cwd,
+                additional_dirs=[Path(d) for d in additional_dirs],
+                mode=mode,
+                home=Path(home) if home is not None else None,
+            )
+        return self._engines[key]
+
+    def check(
+        self,
+        tool: str,
+        tool_input: Mapping[str, Any],
+        *,
+        cwd: Path | str | None = None,
+        mode: str | None = None,
+        additional_dirs: Sequence[Path | str] = (),
+        home: Path | str | None = None,
+    ) -> PermissionDecision:
+        """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
+        engine = self.permission_engine(cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home)
+        registered = self.registry.find(tool)
+        decision = engine.check(registered.name if registered else tool, tool_input, registered)
+        if registered is None or not self.hooks.has("check_permission"):
+            return decision
+        ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
+        call = ToolCall(registered, dict(tool_input), requested_name=tool)
+        return resolve_sync(self._combine_permission(decision, call, ctx, []))
+
+    async def decide_permission(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
+        engine = self.permission_engine(cwd=ctx.cwd, mode=ctx.mode, additional_dirs=ctx.additional_dirs)
+        decision = engine.check(call.name, call.input, call.tool)
+        return await self._combine_permission(decision, call, ctx, errors)
+
+    async def _combine_permission(
+        self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]
+    ) -> PermissionDecision:
+        opinions = [decision]
+        async for plugin, answer in self.hooks.each("check_permission", errors, call=call, context=ctx):
+            if isinstance(answer, PermissionDecision):
+                opinions.append(answer if answer.source else answer.model_copy(update={"source": plugin}))
+            else:
+                errors.append(HookError("check_permission", plugin, f"returned {type(answer).__name__}"))
+        return strongest_permission(opinions) or decision
+
+    # -- calls --------------------------------------------------------------------------------
+    def context(
+        self,
+        *,
+        cwd: Path | str | None = None,
+        mode: str | None = None,
+        additional_dirs: Sequence[Path | str] = (),
+        **fields: Any,
+    ) -> ToolContext:
+        """A ``ToolContext`` for this instance, with config-derived defaults filled in."""
+        perms = self.config.permissions
+        dirs = [*perms.additional_directories, *additional_dirs]
+        return ToolContext(
+            cwd=Path(cwd) if cwd is not None else self.cwd,
+            mode=mode or perms.default_mode or "default",
+            additional_dirs=tuple(Path(d).expanduser() for d in dirs),
+            env=self.env,
+            config=self.loaded_config,
+            results=self.results,
+            **fields,
+        )
+
+    async def call(
+        self,
+        name: str,
+        tool_input: Any = None,
+        *,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        subagent: str | None = None,
+        cwd: Path | str | None = None,
+        mode: str | None = None,
+        additional_dirs: Sequence[Path | str] = (),
+        session_id: str | None = None,
+        tool_use_id: str | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        """Run one tool call through the whole pipeline. Never raises for anything a caller sends."""
+        try:
+            enabled = set(self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent).enabled)
+            ctx = self.context(
+                cwd=cwd, mode=mode, additional_dirs=additional_dirs, agent=agent, provider=provider,
+                model=model, session_id=session_id, tool_use_id=tool_use_id,
+            )
+        except Exception as exc:
+            return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
+        return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver)
+
+    def call_sync(self, name: str, tool_input: Any = None, **options: Any) -> ToolResult:
+        """:meth:`call` for synchronous code."""
+        result: ToolResult = resolve_sync(self.call(name, tool_input, **options))
+        return result
+
+    # -- session events -----------------------------------------------------------------------
+    async def fire(self, event: str, **kwargs: Any) -> list[HookDecision]:
+        """Fire a session event (``session_start``, ``session_end``); returns the hooks' answers."""
+        if event not in SESSION_EVENTS:
+            raise ValueError(f"unknown event {event!r}; Pegboard fires {', '.join(SESSION_EVENTS)}")
+        kwargs.setdefault("context", self.context())
+        errors: list[HookError] = []
+        answers = [a for _p, a in await self.hooks.all(event, errors, **kwargs) if isinstance(a, HookDecision)]
+        self.last_fire_errors = errors
+        return answers

@@ -1,0 +1,354 @@
+"""Configuration: one pydantic model, layered from files in TOML, JSON or JSON5.
+
+Scopes, lowest precedence first: embedded default, user, project, project-local, command
+line (``--config``, in order), managed. Scalars take the value of the highest scope; lists
+of rules merge across scopes (so a deny anywhere stays a deny); mappings merge key by key.
+Unknown keys load with a warning naming the key path; a wrong type is an error naming the
+file, the key path, what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+Scope = Literal["default", "user", "project", "project-local", "cli", "managed", "code"]
+SCOPE_ORDER: tuple[Scope, ...] = ("default", "user", "project", "project-local", "cli", "code", "managed")
+CONFIG_SUFFIXES = (".toml", ".json", ".json5")
+MANAGED_DIR_ENV = "PEGBOARD_MANAGED_CONFIG_DIR"
+USER_DIR_ENV = "PEGBOARD_CONFIG_DIR"
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names file, key and fix."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(
+        extra="allow", populate_by_name=True, alias_generator=to_camel, validate_default=False
+    )
+
+
+class ProviderToolPolicy(_Section):
+    """``tools.byProvider[key]``: can only narrow the tool set for that provider or model."""
+
+    profile: str | None = None
+    allow: list[str] | None = None
+    also_allow: list[str] | None = None
+    deny: list[str] | None = None
+
+
+class ToolPolicyConfig(_Section):
+    """``tools`` (and ``agents.list[].tools``): which tools an agent sees."""
+
+    profile: str | None = None
+    allow: list[str] | None = None
+    also_allow: list[str] | None = None
+    deny: list[str] | None = None
+    by_provider: dict[str, ProviderToolPolicy] = Field(default_factory=dict)
+
+
+class SubagentConfig(_Section):
+    """A subagent definition: ``tools`` / ``disallowedTools`` narrow its parent's set."""
+
+    tools: list[str] | str | None = None
+    disallowed_tools: list[str] | str | None = None
+    parent: str | None = None
+
+
+class AgentConfig(_Section):
+    """One entry of ``agents.list``."""
+
+    id: str
+    tools: ToolPolicyConfig | None = None
+
+
+class AgentsConfig(_Section):
+    entries: list[AgentConfig] = Field(default_factory=list, alias="list")
+
+
+class PermissionsConfig(_Section):
+    """``permissions``: allow / ask / deny rules, the default mode and extra working dirs."""
+
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    default_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] | None = None
+    additional_directories: list[str] = Field(default_factory=list)
+
+
+class PluginsConfig(_Section):
+    disabled: list[str] = Field(default_factory=list)
+
+
+class PegboardConfig(_Section):
+    """The whole configuration, merged from every scope."""
+
+    tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    subagents: dict[str, SubagentConfig] = Field(default_factory=dict)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConfigLayer:
+    """One source of configuration: its scope, the file it came from, its data and its root.
+
+    ``root`` anchors ``/``-relative paths in rules: the project root for project settings,
+    the file's own directory for ``--config`` files.
+    """
+
+    scope: Scope
+    data: Mapping[str, Any]
+    path: Path | None = None
+    root: Path | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.scope}:{self.path}" if self.path else self.scope
+
+
+@dataclass
+class LoadedConfig:
+    """The merged config, the layers it came from, where each value came from, and warnings."""
+
+    config: PegboardConfig
+    layers: list[ConfigLayer]
+    origins: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return merge_layers(self.layers)[0]
+
+
+def parse_config_text(text: str, suffix: str, where: str) -> dict[str, Any]:
+    """Parse TOML, JSON or JSON5 text; errors name the file and the position."""
+    try:
+        if suffix == ".toml":
+            data: Any = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        elif suffix == ".json5":
+            import json5
+
+            data = json5.loads(text)
+        else:
+            raise ConfigError(f"{where}: unknown config format {suffix!r}; use .toml, .json or .json5")
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"{where}: cannot parse as {suffix[1:].upper()}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: the top level must be an object, found {type(data).__name__}")
+    return data
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    suffix = path.suffix.lower()
+    if suffix not in CONFIG_SUFFIXES:
+        suffix = ".json5" if path.name.endswith(".json5") else ".json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    return parse_config_text(text, suffix, str(path))
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def validate_layer(layer: ConfigLayer) -> tuple[PegboardConfig, list[str]]:
+    """Validate one layer; return the model and warnings about keys Pegboard does not know."""
+    where = str(layer.path) if layer.path else f"{layer.scope} config"
+    try:
+        model = PegboardConfig.model_validate(dict(layer.data))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal[")))
+            expected = err["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
+            problems.append(
+                f"{where}: key '{loc}': expected {expected}, found {_type_name(err.get('input'))}"
+                f" {json.dumps(err.get('input'), default=str)[:80]}"
+            )
+        raise ConfigError("\n".join(dict.fromkeys(problems))) from None
+    return model, [f"{where}: unknown key '{p}' (ignored)" for p in unknown_keys(model)]
+
+
+def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
+    """Key paths in ``model`` that no field declares."""
+    found: list[str] = []
+    for key in model.model_extra or {}:
+        found.append(f"{prefix}{key}")
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = f"{prefix}{info.alias or name}"
+        for child_key, child in _children(key, value):
+            found.extend(unknown_keys(child, f"{child_key}."))
+    return found
+
+
+def _children(key: str, value: Any) -> Iterable[tuple[str, BaseModel]]:
+    if isinstance(value, BaseModel):
+        yield key, value
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, BaseModel):
+                yield f"{key}[{i}]", item
+    elif isinstance(value, dict):
+        for k, item in value.items():
+            if isinstance(item, BaseModel):
+                yield f"{key}.{k}", item
+
+
+def _merge(base: Any, over: Any, origin_base: Any, label: str, path: str) -> tuple[Any, Any]:
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        origins = dict(origin_base) if isinstance(origin_base, dict) else {}
+        for key, value in over.items():
+            if key in merged:
+                merged[key], origins[key] = _merge(merged[key], value, origins.get(key), label, f"{path}.{key}")
+            else:
+                merged[key], origins[key] = value, _origin_of(value, label)
+        return merged, origins
+    if isinstance(base, list) and isinstance(over, list):
+        if path == "agents.list":
+            return _merge_agents(base, over, origin_base, label)
+        if all(isinstance(v, str | int | float | bool) for v in base + over):
+            merged_list = list(base)
+            origins_list = list(origin_base) if isinstance(origin_base, list) else [None] * len(base)
+            for item in over:
+                if item not in merged_list:
+                    merged_list.append(item)
+                    origins_list.append(label)
+            return merged_list, origins_list
+    return over, _origin_of(over, label)
+
+
+def _merge_agents(base: list[Any], over: list[Any], origin_base: Any, label: str) -> tuple[Any, Any]:
+    merged = list(base)
+    origins = list(origin_base) if isinstance(origin_base, list) else [label] * len(base)
+    index = {a.get("id"): i for i, a in enumerate(merged) if isinstance(a, dict)}
+    for agent in over:
+        i = index.get(agent.get("id")) if isinstance(agent, dict) else None
+        if i is None:
+            merged.append(agent)
+            origins.append(_origin_of(agent, label))
+        else:
+            merged[i], origins[i] = _merge(merged[i], agent, origins[i], label, f"agents.list[{i}]")
+    return merged, origins
+
+
+def _origin_of(value: Any, label: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _origin_of(v, label) for k, v in value.items()}
+    if isinstance(value, list):
+        return [label for _ in value]
+    return label
+
+
+def merge_layers(layers: Sequence[ConfigLayer]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Merge layers (given lowest precedence first); return the data and the origin of each value."""
+    data: dict[str, Any] = {}
+    origins: dict[str, Any] = {}
+    for layer in sorted(layers, key=lambda ly: SCOPE_ORDER.index(ly.scope)):
+        data, origins = _merge(data, dict(layer.data), origins, layer.label, "")
+    return data, origins
+
+
+def find_project_root(cwd: Path) -> Path:
+    """The nearest directory at or above ``cwd`` holding ``.pegboard`` or ``.git``, else ``cwd``."""
+    for candidate in (cwd, *cwd.parents):
+        if (candidate / ".pegboard").is_dir() or (candidate / ".git").exists():
+            return candidate
+    return cwd
+
+
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get(USER_DIR_ENV):
+        return Path(env[USER_DIR_ENV])
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
+    return Path(base) / "pegboard"
+
+
+def managed_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get(MANAGED_DIR_ENV) or "/etc/pegboard")
+
+
+def _files(directory: Path, stem: str) -> list[Path]:
+    return [p for s in CONFIG_SUFFIXES if (p := directory / f"{stem}{s}").is_file()]
+
+
+def default_layer() -> ConfigLayer:
+    """The embedded default configuration shipped inside the kernel."""
+    text = resources.files("pegboard.core").joinpath("default_config.toml").read_text(encoding="utf-8")
+    return ConfigLayer("default", parse_config_text(text, ".toml", "embedded default config"))
+
+
+def discover_layers(
+    cwd: Path,
+    config_files: Sequence[Path] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    include_scopes: bool = True,
+) -> list[ConfigLayer]:
+    """Every layer that applies in ``cwd``: default, user, project, local, ``--config``, managed."""
+    layers = [default_layer()]
+    if include_scopes:
+        root = find_project_root(cwd)
+        user_dir = user_config_dir(env)
+        for path in _files(user_dir, "settings"):
+            layers.append(ConfigLayer("user", read_config_file(path), path, user_dir))
+        for path in _files(root / ".pegboard", "settings"):
+            layers.append(ConfigLayer("project", read_config_file(path), path, root))
+        for path in _files(root / ".pegboard", "settings.local"):
+            layers.append(ConfigLayer("project-local", read_config_file(path), path, root))
+    for path in config_files:
+        path = Path(path).expanduser()
+        layers.append(ConfigLayer("cli", read_config_file(path), path.resolve(), path.resolve().parent))
+    if include_scopes:
+        managed = managed_config_dir(env)
+        for path in _files(managed, "settings"):
+            layers.append(ConfigLayer("managed", read_config_file(path), path, managed))
+    return layers
+
+
+def load_layers(layers: Sequence[ConfigLayer]) -> LoadedConfig:
+    """Validate each layer, then merge them into one ``PegboardConfig``."""
+    warnings: list[str] = []
+    for layer in layers:
+        warnings.extend(validate_layer(layer)[1])
+    data, origins = merge_layers(layers)
+    config = PegboardConfig.model_validate(data)
+    return LoadedConfig(config=config, layers=list(layers), origins=origins, warnings=warnings)
+
+
+def load_config(
+    cwd: Path | None = None,
+    config_files: Sequence[Path] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    include_scopes: bool = True,
+) -> LoadedConfig:
+    """Discover and load every config layer that applies in ``cwd``."""
+    cwd = (cwd or Path.cwd()).resolve()
+    return load_layers(discover_layers(cwd, config_files, env=env, include_scopes=include_scopes))

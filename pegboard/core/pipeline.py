@@ -1,0 +1,372 @@
+"""One tool call, in order: the eight steps of the kernel contract, top to bottom.
+
+1. resolve the name within the agent's effective tool set
+2. validate the input against the tool's model
+3. ``pre_tool_use`` hooks (updated input is validated again)
+4. permission: rule engine and ``check_permission`` hooks, combined with hook decisions
+5. "ask": ``permission_request`` hooks, then ``request_approval`` (or the caller's approver)
+6. run, with the tool's time limit; an exception becomes an error result
+7. ``post_tool_use`` hooks
+8. project the result: redact, cut to the size limit, keep the whole under a reference
+
+Every refusal is a ``ToolResult`` with a stable reason code; nothing raises out of here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from pegboard.core.call import ToolCall
+from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_hook_decision, strongest_permission
+from pegboard.core.hookrunner import HookError
+from pegboard.core.projection import project
+from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
+from pegboard.core.tools import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from pegboard.core.app import Pegboard
+
+Approver = Callable[[ToolCall, PermissionDecision], "bool | None | Awaitable[bool | None]"]
+DEFAULT_TIMEOUT = 600.0
+
+
+class CallRefused(Exception):
+    """Internal: a step refused the call; carries the result to return."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__(result.text)
+        self.result = result
+
+
+@dataclass
+class CallState:
+    """What the steps learn about one call, reported in the result's metadata."""
+
+    hook_errors: list[HookError] = field(default_factory=list)
+    additional_context: list[str] = field(default_factory=list)
+    system_messages: list[str] = field(default_factory=list)
+    hook_decision: HookDecision | None = None
+    permission: PermissionDecision | None = None
+
+
+def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
+    """One line per invalid field: where, what was wrong."""
+    lines = [f"Invalid input for {tool.name}:"]
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(input)"
+        lines.append(f"- {loc}: {err['msg']}")
+    fields = ", ".join(
+        f"{name}{'' if info.is_required() else '?'}" for name, info in tool.input_model.model_fields.items()
+    )
+    lines.append(f"Expected fields: {fields or '(none)'}")
+    return "\n".join(lines)
+
+
+def validate_input(tool: Tool, raw: Any) -> BaseModel:
+    if isinstance(raw, str | bytes):
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise CallRefused(
+                ToolResult.refusal(Reason.INVALID_INPUT, f"Input for {tool.name} is not valid JSON: {exc}")
+            ) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise CallRefused(
+            ToolResult.refusal(
+                Reason.INVALID_INPUT,
+                f"Input for {tool.name} must be a JSON object, got {type(raw).__name__}",
+            )
+        )
+    try:
+        return tool.input_model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise CallRefused(ToolResult.refusal(Reason.INVALID_INPUT, describe_validation_error(tool, exc))) from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise CallRefused(
+            ToolResult.refusal(Reason.INVALID_INPUT, f"Input for {tool.name} cannot be validated: {exc}")
+        ) from None
+
+
+def dump_input(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json", exclude_unset=True)
+
+
+class CallPipeline:
+    """Runs calls for one ``Pegboard``; see the module docstring for the steps."""
+
+    def __init__(self, pegboard: Pegboard) -> None:
+        self.pb = pegboard
+
+    async def run(
+        self,
+        name: str,
+        raw_input: Any,
+        context: ToolContext,
+        *,
+        enabled: set[str] | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        state = CallState()
+        try:
+            tool = self.resolve(name, enabled)
+            model = validate_input(tool, raw_input)
+            call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
+            model = await self.pre_tool_use(call, model, context, state)
+            await self.authorize(call, context, state, approver)
+            model = validate_input(tool, call.input) if call.input != dump_input(model) else model
+            result = await self.execute(call, model, context, state)
+            result = await self.post_tool_use(call, result, context, state)
+            result = self.project(tool, result, context)
+        except CallRefused as refused:
+            result = refused.result
+        except Exception as exc:  # a kernel bug must still not crash the host
+            result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
+        return self.finish(result, state)
+
+    # 1 -------------------------------------------------------------------------------------
+    def resolve(self, name: str, enabled: set[str] | None) -> Tool:
+        tool = self.pb.registry.find(name) if isinstance(name, str) else None
+        if tool is None:
+            known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
+            raise CallRefused(
+                ToolResult.refusal(
+                    Reason.UNKNOWN_TOOL,
+                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}",
+                )
+            )
+        if enabled is not None and tool.name not in enabled:
+            raise CallRefused(
+                ToolResult.refusal(
+                    Reason.DENIED,
+                    f"Tool {tool.name!r} is not enabled for this agent by the tool policy; "
+                    "see `pegboard tools --explain` for why",
+                )
+            )
+        if reason := tool.unavailable_reason():
+            raise CallRefused(
+                ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
+            )
+        return tool
+
+    # 3 -------------------------------------------------------------------------------------
+    async def pre_tool_use(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> BaseModel:
+        decisions: list[HookDecision] = []
+        async for plugin, answer in self.pb.hooks.each("pre_tool_use", state.hook_errors, call=call, context=ctx):
+            decision = self._hook_decision(answer, plugin, "pre_tool_use", state)
+            if decision is None:
+                continue
+            decisions.append(decision)
+            self._collect(decision, state)
+            if decision.updated_input is not None:
+                model = self._revalidate(call, decision, plugin)
+            if decision.decision == "deny" or not decision.continue_:
+                break
+        combined = strongest_hook_decision(decisions)
+        state.hook_decision = combined
+        stopped = next((d for d in decisions if not d.continue_), None)
+        if stopped is not None:
+            raise CallRefused(
+                ToolResult.refusal(Reason.HOOK_BLOCKED, stopped.stop_reason or "A hook stopped the run")
+            )
+        if combined is not None and combined.decision == "deny":
+            raise CallRefused(
+                ToolResult.refusal(
+                    Reason.HOOK_BLOCKED,
+                    f"Blocked by hook ({combined.source}): {combined.reason or 'no reason given'}",
+                )
+            )
+        if combined is not None and combined.decision == "defer":
+            raise CallRefused(
+                ToolResult.refusal(
+                    "deferred", f"Deferred by hook ({combined.source}): {combined.reason or 'handed back to the host'}"
+                )
+            )
+        return model
+
+    def _revalidate(self, call: ToolCall, decision: HookDecision, plugin: str) -> BaseModel:
+        try:
+            model = call.tool.input_model.model_validate(decision.updated_input)
+        except ValidationError as exc:
+            raise CallRefused(
+                ToolResult.refusal(
+                    Reason.INVALID_INPUT,
+                    f"Hook {plugin} rewrote the input into something invalid.\n"
+                    + describe_validation_error(call.tool, exc),
+                )
+            ) from None
+        call.input = dump_input(model)
+        return model
+
+    # 4 and 5 -------------------------------------------------------------------------------
+    async def authorize(
+        self, call: ToolCall, ctx: ToolContext, state: CallState, approver: Approver | None
+    ) -> None:
+        decision = await self.pb.decide_permission(call, ctx, state.hook_errors)
+        hook = state.hook_decision
+        if hook is not None and hook.decision == "ask" and decision.decision == "allow":
+            decision = PermissionDecision(
+                decision="ask", source=hook.source, reason=hook.reason or "a pre_tool_use hook asked"
+            )
+        elif hook is not None and hook.decision == "allow" and decision.decision == "ask" and decision.rule is None:
+            decision = PermissionDecision(
+                decision="allow", source=hook.source, reason=hook.reason or "allowed by a pre_tool_use hook"
+            )
+        state.permission = decision
+        if decision.decision == "deny":
+            raise CallRefused(ToolResult.refusal(Reason.DENIED, deny_message(call, decision), rule=decision.rule))
+        if decision.decision == "allow":
+            return
+        if ctx.mode == "dontAsk":
+            raise CallRefused(
+                ToolResult.refusal(Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)")
+            )
+        async for plugin, answer in self.pb.hooks.each(
+            "permission_request", state.hook_errors, call=call, decision=decision, context=ctx
+        ):
+            settled = self._hook_decision(answer, plugin, "permission_request", state)
+            if settled is None:
+                continue
+            self._collect(settled, state)
+            if settled.updated_input is not None:
+                self._revalidate(call, settled, plugin)
+            if settled.decision == "allow":
+                return
+            if settled.decision == "deny":
+                raise CallRefused(
+                    ToolResult.refusal(Reason.DENIED, f"Denied by permission_request hook ({plugin}): {settled.reason or ''}")
+                )
+        answer = await self.pb.hooks.first(
+            "request_approval", state.hook_errors, call=call, decision=decision, context=ctx
+        )
+        if answer is None and approver is not None:
+            try:
+                answer = approver(call, decision)
+                if asyncio.iscoroutine(answer) or isinstance(answer, Awaitable):
+                    answer = await answer
+            except Exception as exc:
+                state.hook_errors.append(HookError("approver", "host", f"{type(exc).__name__}: {exc}"))
+                answer = None
+        if answer is True:
+            return
+        if answer is False:
+            raise CallRefused(
+                ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; the approver refused")
+            )
+        raise CallRefused(
+            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; no approver is available")
+        )
+
+    # 6 -------------------------------------------------------------------------------------
+    async def execute(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> ToolResult:
+        timeout = call.tool.timeout or self.pb.default_timeout
+        try:
+            value = await asyncio.wait_for(call.tool.run(model, ctx), timeout)
+            return coerce_result(value)
+        except TimeoutError as exc:
+            result = ToolResult.refusal(Reason.TIMEOUT, f"{call.name} did not finish within {timeout:g} s and was cancelled")
+            return await self.failure(call, exc, result, ctx, state)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            result = ToolResult.refusal(Reason.TOOL_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}")
+            return await self.failure(call, exc, result, ctx, state)
+
+    async def failure(
+        self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState
+    ) -> ToolResult:
+        async for plugin, answer in self.pb.hooks.each(
+            "post_tool_use_failure", state.hook_errors, call=call, error=exc, context=ctx
+        ):
+            if (decision := self._hook_decision(answer, plugin, "post_tool_use_failure", state)) is not None:
+                self._collect(decision, state)
+        return result
+
+    # 7 -------------------------------------------------------------------------------------
+    async def post_tool_use(self, call: ToolCall, result: ToolResult, ctx: ToolContext, state: CallState) -> ToolResult:
+        if result.is_error and result.reason in (Reason.TOOL_ERROR, Reason.TIMEOUT):
+            return result
+        async for plugin, answer in self.pb.hooks.each(
+            "post_tool_use", state.hook_errors, call=call, result=result, context=ctx
+        ):
+            if isinstance(answer, ToolResult):
+                result = answer
+                continue
+            decision = self._hook_decision(answer, plugin, "post_tool_use", state)
+            if decision is None:
+                continue
+            self._collect(decision, state)
+            if decision.updated_output is not None:
+                result = coerce_result(decision.updated_output)
+            if decision.decision == "deny":
+                block = f"[Blocked by hook {plugin} after the tool ran: {decision.reason or 'no reason given'}]"
+                result = result.model_copy(
+                    update={"content": [*result.content, TextBlock(text=block)], "is_error": True,
+                            "reason": Reason.HOOK_BLOCKED.value}
+                )
+        return result
+
+    # 8 -------------------------------------------------------------------------------------
+    def project(self, tool: Tool, result: ToolResult, ctx: ToolContext) -> ToolResult:
+        return project(result, tool=tool.name, limit=tool.max_result_chars, store=self.pb.results,
+                       secrets=self.pb.secrets)
+
+    # helpers -------------------------------------------------------------------------------
+    def _hook_decision(self, answer: Any, plugin: str, hook: str, state: CallState) -> HookDecision | None:
+        if isinstance(answer, HookDecision):
+            return answer if answer.source else answer.model_copy(update={"source": plugin})
+        if isinstance(answer, Mapping):
+            try:
+                return HookDecision.model_validate({**answer, "source": answer.get("source", plugin)})
+            except ValidationError as exc:
+                state.hook_errors.append(HookError(hook, plugin, f"invalid decision: {exc.errors()[0]['msg']}"))
+                return None
+        state.hook_errors.append(HookError(hook, plugin, f"returned {type(answer).__name__}, expected HookDecision"))
+        return None
+
+    @staticmethod
+    def _collect(decision: HookDecision, state: CallState) -> None:
+        if decision.additional_context:
+            state.additional_context.append(decision.additional_context)
+        if decision.system_message:
+            state.system_messages.append(decision.system_message)
+
+    @staticmethod
+    def finish(result: ToolResult, state: CallState) -> ToolResult:
+        extra: dict[str, Any] = {}
+        if state.hook_errors:
+            extra["hook_errors"] = [e.to_json() for e in state.hook_errors]
+        if state.additional_context:
+            extra["additional_context"] = list(state.additional_context)
+        if state.system_messages:
+            extra["system_messages"] = list(state.system_messages)
+        if state.permission is not None:
+            extra["permission"] = state.permission.to_json()
+        if not extra:
+            return result
+        return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+
+
+def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
+    where = f" (rule {decision.rule!r}" + (f" in {decision.source})" if decision.source else ")") if decision.rule else ""
+    return f"Permission to use {call.name} was denied{where}: {decision.reason}".rstrip(": ")
+
+
+def ask_message(call: ToolCall, decision: PermissionDecision) -> str:
+    rule = f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
+    how = (
+        f"add an allow rule such as \"{call.tool.family}\" to permissions.allow, pass --yes, or run in a TTY"
+        if decision.rule is None
+        else "remove or narrow that ask rule, or approve the call interactively"
+    )
+    return f"{call.name} needs approval{rule} ({decision.reason}); to allow it, {how}"
+
+
+__all__ = ["Approver", "CallPipeline", "strongest_permission"]

@@ -1,0 +1,176 @@
+"""Finding and loading plugins, each in isolation.
+
+A plugin is a module or object with ``@hookimpl`` functions, found through an entry point
+in group ``pegboard`` or passed in code. An import error, a registration hook that raises,
+or a tool that fails validation marks that one plugin ``failed`` with the error; nothing it
+registered is kept, and every other plugin loads.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pluggy
+
+from pegboard import hookspecs
+from pegboard.core.awaitables import resolve_sync
+from pegboard.core.markers import PROJECT_NAME
+from pegboard.core.registry import Registry
+
+ENTRY_POINT_GROUP = "pegboard"
+DISABLE_ENV = "PEGBOARD_DISABLE_PLUGINS"
+LOAD_ENV = "PEGBOARD_LOAD_PLUGINS"
+REGISTRATION_HOOKS = ("register_tools", "register_groups", "register_profiles", "register_provider_policies")
+
+Status = Literal["loaded", "failed", "blocked"]
+
+
+@dataclass
+class PluginInfo:
+    """One plugin as ``pegboard plugins`` shows it."""
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    status: Status = "loaded"
+    error: str | None = None
+    module: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "hooks": list(self.hooks),
+            "status": self.status,
+            "error": self.error,
+        }
+
+
+def new_plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _split_env(value: str | None) -> set[str] | None:
+    if value is None or not value.strip():
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+@dataclass(frozen=True)
+class PluginSelection:
+    """Which plugins may load: ``plugins.disabled`` config plus the two environment variables."""
+
+    disabled: frozenset[str] = frozenset()
+    only: frozenset[str] | None = None
+
+    @classmethod
+    def from_settings(cls, disabled: Iterable[str] = (), env: Mapping[str, str] | None = None) -> PluginSelection:
+        env = os.environ if env is None else env
+        blocked = set(disabled) | (_split_env(env.get(DISABLE_ENV)) or set())
+        only = _split_env(env.get(LOAD_ENV))
+        return cls(frozenset(blocked), frozenset(only) if only is not None else None)
+
+    def blocked_reason(self, *names: str | None) -> str | None:
+        labels = {n for n in names if n}
+        if "*" in self.disabled:
+            return f"blocked by {DISABLE_ENV}=*"
+        if hit := labels & self.disabled:
+            return f"blocked by plugins.disabled or {DISABLE_ENV} ({', '.join(sorted(hit))})"
+        if self.only is not None and not labels & self.only:
+            return f"not listed in {LOAD_ENV}"
+        return None
+
+
+def entry_points() -> list[Any]:
+    """Entry points in group ``pegboard``, in a stable order."""
+    from importlib_metadata import entry_points as _entry_points
+
+    eps = _entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(eps, key=lambda ep: (ep.dist.name if ep.dist else "", ep.name))
+
+
+def _error_text(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+class PluginLoader:
+    """Registers plugins into a plugin manager and a registry, one at a time."""
+
+    def __init__(self, pm: pluggy.PluginManager, registry: Registry, selection: PluginSelection) -> None:
+        self.pm = pm
+        self.registry = registry
+        self.selection = selection
+        self.infos: list[PluginInfo] = []
+
+    def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
+        for ep in entry_points() if eps is None else eps:
+            dist = ep.dist.name if ep.dist else None
+            info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else None, module=ep.value)
+            self.infos.append(info)
+            if reason := self.selection.blocked_reason(ep.name, dist):
+                info.status, info.error = "blocked", reason
+                continue
+            try:
+                obj = ep.load()
+            except BaseException as exc:
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                info.status, info.error = "failed", f"cannot import {ep.value}: {_error_text(exc)}"
+                continue
+            self._register(info, obj)
+
+    def load_objects(self, objects: Iterable[object]) -> None:
+        taken = {i.name for i in self.infos}
+        for obj in objects:
+            base = getattr(obj, "__name__", None) or type(obj).__name__
+            name, n = base, 2
+            while name in taken:
+                name, n = f"{base}-{n}", n + 1
+            taken.add(name)
+            info = PluginInfo(name, module=getattr(obj, "__module__", None))
+            self.infos.append(info)
+            if reason := self.selection.blocked_reason(name):
+                info.status, info.error = "blocked", reason
+                continue
+            self._register(info, obj)
+
+    def _register(self, info: PluginInfo, obj: object) -> None:
+        try:
+            self.pm.register(obj, name=info.name)
+        except Exception as exc:
+            info.status, info.error = "failed", _error_text(exc)
+            return
+        info.hooks = sorted(impl.name for impl in self.pm.get_hookcallers(obj) or [])  # type: ignore[union-attr]
+        try:
+            self._run_registration(info.name, obj)
+        except Exception as exc:
+            self.pm.unregister(obj)
+            self.registry.remove_owner(info.name)
+            info.status, info.error = "failed", _error_text(exc)
+
+    def _run_registration(self, owner: str, obj: object) -> None:
+        registry = self.registry
+        callbacks: dict[str, Callable[..., None]] = {
+            "register_tools": lambda tool: registry.add_tool(tool, owner),
+            "register_groups": lambda name, members, description="": registry.add_group(
+                name, members, description, owner=owner
+            ),
+            "register_profiles": lambda profile: registry.add_profile(profile, owner),
+            "register_provider_policies": lambda policy: registry.add_provider_policy(policy, owner),
+        }
+        for hook_name in REGISTRATION_HOOKS:
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                if impl.plugin is obj:
+                    kwargs = {"register": callbacks[hook_name]}
+                    resolve_sync(impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames}))

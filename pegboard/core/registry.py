@@ -1,0 +1,126 @@
+"""Registries of tools, groups, profiles and provider policies, each entry with its owner plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pegboard.core.providers import ProviderPolicy
+from pegboard.core.tools import Profile, Tool, ToolDefinitionError, name_key, validate_tool_name
+
+
+class RegistrationConflict(ToolDefinitionError):
+    """Two plugins claim the same tool name, alias or profile; neither wins."""
+
+
+@dataclass
+class Group:
+    name: str
+    members: list[str] = field(default_factory=list)
+    description: str = ""
+    owners: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Registry:
+    """Everything the plugins registered. Names are looked up case- and separator-insensitively."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    tool_owner: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, Group] = field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    profile_owner: dict[str, str] = field(default_factory=dict)
+    provider_policies: list[ProviderPolicy] = field(default_factory=list)
+    _keys: dict[str, str] = field(default_factory=dict)
+    _key_owner: dict[str, str] = field(default_factory=dict)
+
+    def check_tool(self, tool: Tool, owner: str) -> None:
+        """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
+        if not isinstance(tool, Tool):
+            raise ToolDefinitionError(f"register() takes a pegboard.Tool, got {type(tool).__name__}")
+        seen: set[str] = set()
+        for label in (tool.name, *tool.aliases):
+            key = name_key(label)
+            if key in self._keys:
+                other = self._key_owner[key]
+                raise RegistrationConflict(
+                    f"tool name {label!r} from plugin {owner!r} collides with tool "
+                    f"{self._keys[key]!r} from plugin {other!r}; rename one or disable a plugin"
+                )
+            if key in seen:
+                raise ToolDefinitionError(f"tool {tool.name!r} lists {label!r} twice (names ignore case, _ and -)")
+            seen.add(key)
+
+    def add_tool(self, tool: Tool, owner: str) -> None:
+        self.check_tool(tool, owner)
+        self.tools[tool.name] = tool
+        self.tool_owner[tool.name] = owner
+        for label in (tool.name, *tool.aliases):
+            self._keys[name_key(label)] = tool.name
+            self._key_owner[name_key(label)] = owner
+        for group in tool.groups:
+            self.add_group(group, [tool.name], owner=owner)
+
+    def remove_owner(self, owner: str) -> None:
+        """Forget everything ``owner`` registered (a plugin that failed half-way)."""
+        for name in [n for n, o in self.tool_owner.items() if o == owner]:
+            del self.tools[name]
+            del self.tool_owner[name]
+        for key in [k for k, o in self._key_owner.items() if o == owner]:
+            del self._keys[key]
+            del self._key_owner[key]
+        for name in [n for n, o in self.profile_owner.items() if o == owner]:
+            del self.profiles[name]
+            del self.profile_owner[name]
+        self.provider_policies = [p for p in self.provider_policies if getattr(p, "_owner", None) != owner]
+
+    def find(self, name: str) -> Tool | None:
+        """The tool registered under ``name`` or one of its aliases, ignoring case, ``_`` and ``-``."""
+        canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
+        return self.tools.get(canonical) if canonical else None
+
+    def add_group(self, name: str, members: Iterable[str], description: str = "", *, owner: str) -> None:
+        if isinstance(name, str) and name.startswith("group:"):
+            name = name[len("group:"):]
+        validate_tool_name(name, "group name")
+        if isinstance(members, str):
+            raise ToolDefinitionError(f"group {name!r}: members must be a list of tool names, not a string")
+        group = self.groups.setdefault(name, Group(name))
+        for member in members:
+            if member not in group.members:
+                group.members.append(member)
+        if description and not group.description:
+            group.description = description
+        if owner not in group.owners:
+            group.owners.append(owner)
+
+    def add_profile(self, profile: Profile, owner: str) -> None:
+        if not isinstance(profile, Profile):
+            raise ToolDefinitionError(f"register() takes a pegboard.Profile, got {type(profile).__name__}")
+        if profile.name in self.profiles:
+            raise RegistrationConflict(
+                f"profile {profile.name!r} from plugin {owner!r} is also registered by plugin "
+                f"{self.profile_owner[profile.name]!r}; disable one of them"
+            )
+        self.profiles[profile.name] = profile
+        self.profile_owner[profile.name] = owner
+
+    def add_provider_policy(self, policy: ProviderPolicy, owner: str) -> None:
+        if not isinstance(policy, ProviderPolicy):
+            raise ToolDefinitionError(
+                f"register() takes a pegboard.ProviderPolicy, got {type(policy).__name__}"
+            )
+        for other in self.provider_policies:
+            if other.name == policy.name:
+                raise RegistrationConflict(
+                    f"provider policy {policy.name!r} from plugin {owner!r} is also registered by "
+                    f"plugin {getattr(other, '_owner', '?')!r}"
+                )
+        object.__setattr__(policy, "_owner", owner)
+        self.provider_policies.append(policy)
+
+    def group_members(self) -> dict[str, list[str]]:
+        return {name: list(g.members) for name, g in self.groups.items()}
+
+    def sorted_tools(self) -> Sequence[Tool]:
+        return [self.tools[n] for n in sorted(self.tools, key=str.casefold)]

@@ -1,0 +1,185 @@
+"""The ``Tool`` model, the ``@tool`` decorator and the context a tool runs with."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_type_hints
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from pegboard.core.config import LoadedConfig
+    from pegboard.core.projection import ResultStore
+
+TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+DEFAULT_MAX_RESULT_CHARS = 100_000
+
+
+class ToolDefinitionError(ValueError):
+    """A tool, group, profile or policy definition that cannot be registered."""
+
+
+def name_key(name: str) -> str:
+    """The lookup key of a tool name: case-insensitive, ignoring ``_`` and ``-``."""
+    return name.replace("_", "").replace("-", "").casefold()
+
+
+def validate_tool_name(name: str, what: str = "tool name") -> None:
+    if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+        raise ToolDefinitionError(
+            f"invalid {what} {name!r}: use 1-64 characters from A-Z, a-z, 0-9, '_' and '-' "
+            "so that every provider accepts it"
+        )
+
+
+@dataclass
+class ToolContext:
+    """What a running tool may know about the call: where, for whom, and its own settings."""
+
+    cwd: Path = field(default_factory=Path.cwd)
+    session_id: str | None = None
+    tool_use_id: str | None = None
+    agent: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    mode: str = "default"
+    additional_dirs: tuple[Path, ...] = ()
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    config: LoadedConfig | None = None
+    results: ResultStore | None = None
+
+
+ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
+SpecifierMatcher = Callable[[str, Mapping[str, Any]], bool]
+AvailabilityCheck = Callable[[], str | None]
+
+
+@dataclass(eq=False)
+class Tool:
+    """A tool an agent can call.
+
+    ``run`` is ``async (input: input_model, ctx: ToolContext) -> ToolResult | str | dict``.
+    ``permission_family`` names the rule family whose ``Family(specifier)`` rules apply
+    (``Read`` for Grep and Glob, ``Edit`` for Write); ``None`` means the tool's own name.
+    ``specifier_matcher(specifier, input)`` lets a third-party tool match its own specifiers.
+    ``availability`` returns a reason when the tool cannot run here (missing binary or key).
+    """
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    run: ToolRun
+    groups: Sequence[str] = ()
+    aliases: Sequence[str] = ()
+    optional: bool = False
+    requires_permission: bool = False
+    permission_family: str | None = None
+    specifier_matcher: SpecifierMatcher | None = None
+    availability: AvailabilityCheck | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    timeout: float | None = None
+    usage: str = ""
+    deferred: bool = False
+    title: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_tool_name(self.name)
+        self.groups = tuple(self.groups)
+        self.aliases = tuple(self.aliases)
+        for alias in self.aliases:
+            validate_tool_name(alias, f"alias of {self.name}")
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ToolDefinitionError(f"tool {self.name!r} needs a non-empty description")
+        if not (isinstance(self.input_model, type) and issubclass(self.input_model, BaseModel)):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: input_model must be a pydantic BaseModel subclass, "
+                f"got {self.input_model!r}"
+            )
+        if not callable(self.run):
+            raise ToolDefinitionError(f"tool {self.name!r}: run must be an async callable")
+        if self.max_result_chars <= 0:
+            raise ToolDefinitionError(f"tool {self.name!r}: max_result_chars must be positive")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be positive or None")
+
+    @property
+    def family(self) -> str:
+        """The permission-rule family this tool answers to."""
+        return self.permission_family or self.name
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the input model, as pydantic generates it."""
+        return self.input_model.model_json_schema()
+
+    def unavailable_reason(self) -> str | None:
+        """Why the tool cannot run here, or ``None``; a check that raises counts as unavailable."""
+        if self.availability is None:
+            return None
+        try:
+            return self.availability()
+        except Exception as exc:
+            return f"availability check failed: {type(exc).__name__}: {exc}"
+
+
+def tool(
+    name: str | None = None,
+    *,
+    description: str | None = None,
+    **options: Any,
+) -> Callable[[ToolRun], Tool]:
+    """Make a ``Tool`` from an async function ``(input: Model, ctx: ToolContext)``.
+
+    The input model is read from the first parameter's annotation and the description from
+    the docstring unless given::
+
+        class EchoInput(BaseModel):
+            text: str
+
+        @tool(name="Echo", groups=["demo"])
+        async def echo(input: EchoInput, ctx: ToolContext) -> str:
+            "Repeat the text back."
+            return input.text
+    """
+
+    def wrap(fn: ToolRun) -> Tool:
+        if not inspect.iscoroutinefunction(fn):
+            raise ToolDefinitionError(f"@tool needs an async function, {fn!r} is not one")
+        params = list(inspect.signature(fn).parameters.values())
+        if not params:
+            raise ToolDefinitionError(f"@tool function {fn.__name__} must take an input model")
+        hints = get_type_hints(fn)
+        model = options.pop("input_model", None) or hints.get(params[0].name)
+        doc = description if description is not None else inspect.getdoc(fn) or ""
+        return Tool(
+            name=name or fn.__name__,
+            description=doc,
+            input_model=model,  # type: ignore[arg-type]
+            run=fn,
+            **options,
+        )
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named base allowlist of tool entries; ``allow=None`` means no restriction."""
+
+    name: str
+    allow: Sequence[str] | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise ToolDefinitionError(f"a profile needs a name, got {self.name!r}")
+        if self.allow is not None:
+            object.__setattr__(self, "allow", tuple(self.allow))

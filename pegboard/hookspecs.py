@@ -1,0 +1,291 @@
+"""The contract between Pegboard's kernel and its plugins: every hook a plugin may implement.
+
+Implement a hook with ``@pegboard.hookimpl`` on a module or object that a ``pegboard``
+entry point names (or that is passed as ``Pegboard(plugins=[obj])``). An implementation may
+take any subset of the arguments, by name, and may return a value or an awaitable: the
+kernel awaits what it gets. Hooks have no prefix.
+
+Per-call hooks run one implementation at a time, in registration order, each in isolation:
+an implementation that raises is reported in the call's result metadata (``hook_errors``)
+and treated as "no opinion"; it never crashes the host.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pegboard.core.markers import hookspec
+
+if TYPE_CHECKING:
+    import click
+
+    from pegboard.core.call import ToolCall
+    from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.registration import (
+        GroupRegister,
+        ProfileRegister,
+        ProviderPolicyRegister,
+        ToolRegister,
+    )
+    from pegboard.core.results import ToolResult
+    from pegboard.core.tools import ToolContext
+
+__all__ = [
+    "check_permission",
+    "permission_request",
+    "post_tool_use",
+    "post_tool_use_failure",
+    "pre_tool_use",
+    "register_commands",
+    "register_groups",
+    "register_profiles",
+    "register_provider_policies",
+    "register_tools",
+    "request_approval",
+    "session_end",
+    "session_start",
+]
+
+
+# --------------------------------------------------------------------------- registration
+
+
+@hookspec
+def register_tools(register: ToolRegister) -> None:
+    """Add tools.
+
+    Called once for every plugin when a ``Pegboard`` is built. Call ``register(tool)`` with
+    a :class:`pegboard.Tool` (the ``@tool`` decorator returns one) for each tool the plugin
+    provides. The return value is ignored.
+
+    A tool whose name or alias is already taken by another plugin (names compare without
+    case, ``_`` and ``-``) is an error naming both plugins; the plugin registering second is
+    marked ``failed`` and none of its registrations are kept.
+
+    Example::
+
+        @hookimpl
+        def register_tools(register):
+            register(echo)  # echo = @tool(name="Echo")(async def ...)
+    """
+
+
+@hookspec
+def register_groups(register: GroupRegister) -> None:
+    """Add tool groups, or members to existing groups.
+
+    Called once for every plugin when a ``Pegboard`` is built. Call
+    ``register(name, members, description="")`` where ``name`` is the bare group name
+    (``fs``; config refers to it as ``group:fs``) and ``members`` a list of tool names.
+    Several plugins may add members to one group; members merge. Tools also join the groups
+    they declare in ``Tool.groups`` without this hook. The return value is ignored.
+
+    Example::
+
+        @hookimpl
+        def register_groups(register):
+            register("web", ["WebFetch", "WebSearch"], description="Web access")
+    """
+
+
+@hookspec
+def register_profiles(register: ProfileRegister) -> None:
+    """Add tool profiles (named base allowlists).
+
+    Called once for every plugin when a ``Pegboard`` is built. Call
+    ``register(Profile(name, allow=[...], description=""))``; ``allow=None`` means no
+    restriction. Entries are tool names, aliases, ``*`` globs or ``group:<name>``; entries
+    naming tools that are not installed are not an error. Two plugins registering the same
+    profile name is an error naming both. The return value is ignored.
+
+    Example::
+
+        @hookimpl
+        def register_profiles(register):
+            register(Profile("reviewer", allow=["group:fs", "Grep"], description="Read and search"))
+    """
+
+
+@hookspec
+def register_provider_policies(register: ProviderPolicyRegister) -> None:
+    """Add provider policies.
+
+    Called once for every plugin when a ``Pegboard`` is built. Call
+    ``register(ProviderPolicy(name, providers=[...], remove={...}, exclusive=[...],
+    transform_schema=fn))``: tools it removes for those providers (with the reason), tools
+    that exist only there, and a transform of the rendered tool definitions into the
+    provider's accepted JSON-schema dialect. The return value is ignored.
+
+    Example::
+
+        @hookimpl
+        def register_provider_policies(register):
+            register(ProviderPolicy("acme", providers=["acme"], remove={"WebSearch": "no search on Acme"}))
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add commands to the ``pegboard`` command line.
+
+    Called when a command that is not built in is looked up (``pegboard --help`` imports no
+    plugin). ``cli`` is the top-level ``click.Group``; add commands with ``cli.command()``
+    or ``cli.add_command(cmd)``. The return value is ignored.
+
+    Example::
+
+        @hookimpl
+        def register_commands(cli):
+            @cli.command()
+            def hello():
+                click.echo("hello")
+    """
+
+
+# --------------------------------------------------------------------------- per call
+
+
+@hookspec
+def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
+    """Inspect, rewrite or block a call before permission rules are checked.
+
+    Called for every call after its input validated, in registration order. Return ``None``
+    for no opinion, or a :class:`pegboard.HookDecision`:
+
+    - ``decision="deny"`` blocks the call (reason ``hook_blocked``), in every mode;
+    - ``decision="ask"`` makes the call ask for approval;
+    - ``decision="allow"`` approves it unless a deny or ask rule matches;
+    - ``decision="defer"`` hands the call back to the host unrun;
+    - ``updated_input`` replaces the input; it is validated against the tool's model again
+      and later hooks see it; permission rules are checked against it;
+    - ``additional_context`` is added to the result's metadata for the model.
+
+    Decisions of several implementations combine deny > defer > ask > allow.
+
+    Example::
+
+        @hookimpl
+        def pre_tool_use(call):
+            if call.name == "Bash" and "rm -rf /" in call.input["command"]:
+                return HookDecision(decision="deny", reason="refusing to wipe the disk")
+    """
+
+
+@hookspec
+def check_permission(call: ToolCall, context: ToolContext) -> PermissionDecision | None:
+    """Add a permission opinion of your own to the rule engine's.
+
+    Called for every call after ``pre_tool_use``. Return ``None`` for no opinion or a
+    :class:`pegboard.PermissionDecision`. All opinions, the rule engine's included, combine
+    deny > ask > allow, so a plugin can tighten but never loosen what rules decided.
+
+    Example::
+
+        @hookimpl
+        def check_permission(call):
+            if call.name == "WebFetch" and "internal" in call.input.get("url", ""):
+                return PermissionDecision(decision="deny", reason="no internal URLs")
+    """
+
+
+@hookspec
+def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
+    """React to a call that would ask for approval, before the host is asked.
+
+    Called when the combined decision is ``ask``. Return ``None`` for no opinion, or a
+    :class:`pegboard.HookDecision` with ``decision="allow"`` (approve without asking) or
+    ``"deny"`` (refuse, reason ``denied``); ``updated_input`` applies as in ``pre_tool_use``.
+
+    Example::
+
+        @hookimpl
+        def permission_request(call):
+            if call.name == "Read":
+                return HookDecision(decision="allow", reason="reads are fine here")
+    """
+
+
+@hookspec
+def request_approval(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> bool | None:
+    """The host's answer to an "ask": ``True`` approves, ``False`` refuses, ``None`` passes.
+
+    Called when a call needs approval and no ``permission_request`` hook settled it. The
+    first implementation returning a non-``None`` value wins. With no answer the call is
+    refused with reason ``not_approved`` and a message naming the rule and how to allow it.
+
+    Example::
+
+        @hookimpl
+        def request_approval(call, decision):
+            return input(f"Run {call.name}? [y/N] ").lower() == "y"
+    """
+
+
+@hookspec
+def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | ToolResult | None:
+    """Inspect or replace a tool's result.
+
+    Called after the tool returned (also when it returned an error result), in registration
+    order. Return ``None``, a replacement :class:`pegboard.ToolResult` (later hooks see it),
+    or a :class:`pegboard.HookDecision` whose ``updated_output`` replaces the result,
+    ``decision="deny"`` marks the result as blocked with ``reason`` shown to the model, and
+    ``additional_context`` is appended for the model.
+
+    Example::
+
+        @hookimpl
+        def post_tool_use(call, result):
+            if call.name == "Write":
+                return HookDecision(additional_context="remember to run the formatter")
+    """
+
+
+@hookspec
+def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> HookDecision | None:
+    """Observe a tool that raised or timed out.
+
+    Called after the tool's exception was turned into an error result (reason
+    ``tool_error`` or ``timeout``). Return ``None`` or a :class:`pegboard.HookDecision`
+    whose ``additional_context`` is added to the error result.
+
+    Example::
+
+        @hookimpl
+        def post_tool_use_failure(call, error):
+            log.warning("%s failed: %s", call.name, error)
+    """
+
+
+# --------------------------------------------------------------------------- session events
+
+
+@hookspec
+def session_start(session_id: str, source: str, context: ToolContext) -> HookDecision | None:
+    """A session started; the host fires it with ``Pegboard.fire("session_start", ...)``.
+
+    ``source`` says why (``startup``, ``resume``, ``clear``). Return ``None`` or a
+    :class:`pegboard.HookDecision` whose ``additional_context`` the host may add to the
+    model's context. ``fire`` returns every answer.
+
+    Example::
+
+        @hookimpl
+        def session_start(session_id):
+            return HookDecision(additional_context=f"session {session_id} started")
+    """
+
+
+@hookspec
+def session_end(session_id: str, reason: str, context: ToolContext) -> None:
+    """A session ended; the host fires it with ``Pegboard.fire("session_end", ...)``.
+
+    ``reason`` says why (``exit``, ``clear``, ``logout``, ``other``). The return value is
+    ignored; use it to clean up.
+
+    Example::
+
+        @hookimpl
+        def session_end(session_id):
+            cache.pop(session_id, None)
+    """
+
