@@ -58,11 +58,18 @@ def run(*cmd: str | Path) -> None:
 def setup() -> None:
     if not PY.exists():
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    pip = [PY, "-m", "pip", "--disable-pip-version-check", "-q"]
+    pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check", "-q"]
     dists = local_distributions()
-    run(*pip, "install", "setuptools>=77", "wheel", *third_party_requirements(dists),
-        "-r", ROOT / "requirements-dev.txt")
-    editable = [x for d in dists for x in ("-e", d)]
+    run(
+        *pip,
+        "install",
+        "setuptools>=77",
+        "wheel",
+        *third_party_requirements(dists),
+        "-r",
+        ROOT / "requirements-dev.txt",
+    )
+    editable: list[str | Path] = [x for d in dists for x in ("-e", d)]
     run(*pip, "install", "--no-deps", "--no-build-isolation", *editable)
 
 
@@ -76,11 +83,12 @@ def main(argv: list[str]) -> int:
     if command == "start":
         return subprocess.call([BIN / "pegboard", *(argv[2:] or ["tools"])], cwd=ROOT, env=env)
     if command == "test":
-        for step in (
+        steps: list[list[str | Path]] = [
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "mypy", "pegboard", "builtin_tools", "plugins", "tests", "benchmarks"],
             [PY, "-m", "pytest", "-n", "auto", *argv[2:]],
-        ):
+        ]
+        for step in steps:
             print("+", " ".join(str(c) for c in step), flush=True)
             if (code := subprocess.call(step, cwd=ROOT, env=env)) != 0:
                 return code

@@ -10,6 +10,7 @@ from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_
 from pegboard.core.decisions import HookDecision, PermissionDecision
 from pegboard.core.markers import hookimpl, hookspec
 from pegboard.core.providers import ProviderPolicy
+from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
 from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
 from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
 
@@ -18,19 +19,23 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "ConfigLayer",
+    "GroupRegister",
     "HookDecision",
     "ImageBlock",
     "Pegboard",
     "PegboardConfig",
     "PermissionDecision",
     "Profile",
+    "ProfileRegister",
     "ProviderPolicy",
+    "ProviderPolicyRegister",
     "Reason",
     "TextBlock",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolRegister",
     "ToolResult",
     "__version__",
     "hookimpl",

@@ -12,7 +12,7 @@ and treated as "no opinion"; it never crashes the host.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pegboard.core.markers import hookspec
 
@@ -288,4 +288,3 @@ def session_end(session_id: str, reason: str, context: ToolContext) -> None:
         def session_end(session_id):
             cache.pop(session_id, None)
     """
-

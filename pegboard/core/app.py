@@ -57,7 +57,9 @@ class Pegboard:
         self.pm = new_plugin_manager()
         self.registry = Registry()
         self.hooks = HookRunner(self.pm)
-        loader = PluginLoader(self.pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env))
+        loader = PluginLoader(
+            self.pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
+        )
         if load_entrypoints:
             loader.load_entry_points()
         loader.load_objects(plugins)
@@ -80,7 +82,9 @@ class Pegboard:
                 for t in self.registry.sorted_tools()
             ],
             groups=groups,
-            profiles={name: (list(p.allow) if p.allow is not None else None) for name, p in self.registry.profiles.items()},
+            profiles={
+                name: (list(p.allow) if p.allow is not None else None) for name, p in self.registry.profiles.items()
+            },
             provider_policies=list(self.registry.provider_policies),
         )
 
@@ -107,8 +111,11 @@ class Pegboard:
         from pegboard.core.render import render_tools
 
         return render_tools(
-            self.enabled_tools(**selection), format, self.registry.provider_policies,
-            provider=selection.get("provider"), model=selection.get("model"),
+            self.enabled_tools(**selection),
+            format,
+            self.registry.provider_policies,
+            provider=selection.get("provider"),
+            model=selection.get("model"),
         )
 
     def prompt(self, **selection: Any) -> str:
@@ -214,10 +221,18 @@ class Pegboard:
     ) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for anything a caller sends."""
         try:
-            enabled = set(self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent).enabled)
+            enabled = set(
+                self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent).enabled
+            )
             ctx = self.context(
-                cwd=cwd, mode=mode, additional_dirs=additional_dirs, agent=agent, provider=provider,
-                model=model, session_id=session_id, tool_use_id=tool_use_id,
+                cwd=cwd,
+                mode=mode,
+                additional_dirs=additional_dirs,
+                agent=agent,
+                provider=provider,
+                model=model,
+                session_id=session_id,
+                tool_use_id=tool_use_id,
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")

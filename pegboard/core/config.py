@@ -33,9 +33,7 @@ class ConfigError(ValueError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(
-        extra="allow", populate_by_name=True, alias_generator=to_camel, validate_default=False
-    )
+    model_config = ConfigDict(extra="allow", populate_by_name=True, alias_generator=to_camel, validate_default=False)
 
 
 class ProviderToolPolicy(_Section):
@@ -170,8 +168,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
-            float: "number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def validate_layer(layer: ConfigLayer) -> tuple[PegboardConfig, list[str]]:

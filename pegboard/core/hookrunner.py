@@ -43,9 +43,7 @@ class HookRunner:
     def has(self, hook_name: str) -> bool:
         return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
 
-    async def each(
-        self, hook_name: str, errors: list[HookError], /, **kwargs: Any
-    ) -> AsyncIterator[tuple[str, Any]]:
+    async def each(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
         """Yield ``(plugin name, result)`` for every implementation that returned non-``None``."""
         for impl in self.implementations(hook_name):
             try:

@@ -32,7 +32,7 @@ from pegboard.core.tools import Tool, ToolContext
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
 
-Approver = Callable[[ToolCall, PermissionDecision], "bool | None | Awaitable[bool | None]"]
+Approver = Callable[[ToolCall, PermissionDecision], "Awaitable[bool | None] | bool | None"]
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -173,9 +173,7 @@ class CallPipeline:
         state.hook_decision = combined
         stopped = next((d for d in decisions if not d.continue_), None)
         if stopped is not None:
-            raise CallRefused(
-                ToolResult.refusal(Reason.HOOK_BLOCKED, stopped.stop_reason or "A hook stopped the run")
-            )
+            raise CallRefused(ToolResult.refusal(Reason.HOOK_BLOCKED, stopped.stop_reason or "A hook stopped the run"))
         if combined is not None and combined.decision == "deny":
             raise CallRefused(
                 ToolResult.refusal(
@@ -206,9 +204,7 @@ class CallPipeline:
         return model
 
     # 4 and 5 -------------------------------------------------------------------------------
-    async def authorize(
-        self, call: ToolCall, ctx: ToolContext, state: CallState, approver: Approver | None
-    ) -> None:
+    async def authorize(self, call: ToolCall, ctx: ToolContext, state: CallState, approver: Approver | None) -> None:
         decision = await self.pb.decide_permission(call, ctx, state.hook_errors)
         hook = state.hook_decision
         if hook is not None and hook.decision == "ask" and decision.decision == "allow":
@@ -226,7 +222,9 @@ class CallPipeline:
             return
         if ctx.mode == "dontAsk":
             raise CallRefused(
-                ToolResult.refusal(Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)")
+                ToolResult.refusal(
+                    Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)"
+                )
             )
         async for plugin, answer in self.pb.hooks.each(
             "permission_request", state.hook_errors, call=call, decision=decision, context=ctx
@@ -241,7 +239,9 @@ class CallPipeline:
                 return
             if settled.decision == "deny":
                 raise CallRefused(
-                    ToolResult.refusal(Reason.DENIED, f"Denied by permission_request hook ({plugin}): {settled.reason or ''}")
+                    ToolResult.refusal(
+                        Reason.DENIED, f"Denied by permission_request hook ({plugin}): {settled.reason or ''}"
+                    )
                 )
         answer = await self.pb.hooks.first(
             "request_approval", state.hook_errors, call=call, decision=decision, context=ctx
@@ -271,7 +271,9 @@ class CallPipeline:
             value = await asyncio.wait_for(call.tool.run(model, ctx), timeout)
             return coerce_result(value)
         except TimeoutError as exc:
-            result = ToolResult.refusal(Reason.TIMEOUT, f"{call.name} did not finish within {timeout:g} s and was cancelled")
+            result = ToolResult.refusal(
+                Reason.TIMEOUT, f"{call.name} did not finish within {timeout:g} s and was cancelled"
+            )
             return await self.failure(call, exc, result, ctx, state)
         except asyncio.CancelledError:
             raise
@@ -308,15 +310,19 @@ class CallPipeline:
             if decision.decision == "deny":
                 block = f"[Blocked by hook {plugin} after the tool ran: {decision.reason or 'no reason given'}]"
                 result = result.model_copy(
-                    update={"content": [*result.content, TextBlock(text=block)], "is_error": True,
-                            "reason": Reason.HOOK_BLOCKED.value}
+                    update={
+                        "content": [*result.content, TextBlock(text=block)],
+                        "is_error": True,
+                        "reason": Reason.HOOK_BLOCKED.value,
+                    }
                 )
         return result
 
     # 8 -------------------------------------------------------------------------------------
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext) -> ToolResult:
-        return project(result, tool=tool.name, limit=tool.max_result_chars, store=self.pb.results,
-                       secrets=self.pb.secrets)
+        return project(
+            result, tool=tool.name, limit=tool.max_result_chars, store=self.pb.results, secrets=self.pb.secrets
+        )
 
     # helpers -------------------------------------------------------------------------------
     def _hook_decision(self, answer: Any, plugin: str, hook: str, state: CallState) -> HookDecision | None:
@@ -355,14 +361,18 @@ class CallPipeline:
 
 
 def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
-    where = f" (rule {decision.rule!r}" + (f" in {decision.source})" if decision.source else ")") if decision.rule else ""
+    where = (
+        f" (rule {decision.rule!r}" + (f" in {decision.source})" if decision.source else ")") if decision.rule else ""
+    )
     return f"Permission to use {call.name} was denied{where}: {decision.reason}".rstrip(": ")
 
 
 def ask_message(call: ToolCall, decision: PermissionDecision) -> str:
-    rule = f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
+    rule = (
+        f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
+    )
     how = (
-        f"add an allow rule such as \"{call.tool.family}\" to permissions.allow, pass --yes, or run in a TTY"
+        f'add an allow rule such as "{call.tool.family}" to permissions.allow, pass --yes, or run in a TTY'
         if decision.rule is None
         else "remove or narrow that ask rule, or approve the call interactively"
     )

@@ -150,7 +150,7 @@ class PluginLoader:
         except Exception as exc:
             info.status, info.error = "failed", _error_text(exc)
             return
-        info.hooks = sorted(impl.name for impl in self.pm.get_hookcallers(obj) or [])  # type: ignore[union-attr]
+        info.hooks = sorted(impl.name for impl in self.pm.get_hookcallers(obj) or [])
         try:
             self._run_registration(info.name, obj)
         except Exception as exc:

@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pegboard.core.results import TextBlock, ToolResult
+from pegboard.core.results import ImageBlock, TextBlock, ToolResult
 
 _CREDENTIAL_PATTERNS = [
     re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
@@ -27,9 +27,7 @@ REDACTED = "[REDACTED]"
 
 def secret_values(env: Mapping[str, str]) -> list[str]:
     """Values of environment variables whose names say they are secrets (long enough to be real)."""
-    return sorted(
-        {v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= 12}, key=len, reverse=True
-    )
+    return sorted({v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= 12}, key=len, reverse=True)
 
 
 def redact(text: str, secrets: list[str] = ()) -> str:  # type: ignore[assignment]
@@ -80,7 +78,7 @@ class ResultStore:
 
 def project(result: ToolResult, *, tool: str, limit: int, store: ResultStore, secrets: list[str]) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference."""
-    blocks = []
+    blocks: list[TextBlock | ImageBlock] = []
     changed = False
     for block in result.content:
         if isinstance(block, TextBlock):
@@ -98,7 +96,8 @@ def project(result: ToolResult, *, tool: str, limit: int, store: ResultStore, se
             f"\n\n[Result cut to {limit:,} of {len(whole):,} characters. The whole result is kept "
             f"as {ref}: read more with tool_result_read(ref={ref!r}, offset={limit})]"
         )
-        kept, budget = [], limit
+        kept: list[TextBlock | ImageBlock] = []
+        budget = limit
         for block in blocks:
             if isinstance(block, TextBlock):
                 if budget <= 0:

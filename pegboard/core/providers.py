@@ -33,9 +33,7 @@ class ProviderPolicy:
         if not self.name:
             raise ToolDefinitionError("a provider policy needs a name")
         if isinstance(self.providers, str) or not self.providers:
-            raise ToolDefinitionError(
-                f"provider policy {self.name!r}: providers must be a non-empty list of keys"
-            )
+            raise ToolDefinitionError(f"provider policy {self.name!r}: providers must be a non-empty list of keys")
         object.__setattr__(self, "providers", tuple(p.lower() for p in self.providers))
         object.__setattr__(self, "exclusive", tuple(self.exclusive))
 

@@ -81,7 +81,7 @@ class Registry:
 
     def add_group(self, name: str, members: Iterable[str], description: str = "", *, owner: str) -> None:
         if isinstance(name, str) and name.startswith("group:"):
-            name = name[len("group:"):]
+            name = name[len("group:") :]
         validate_tool_name(name, "group name")
         if isinstance(members, str):
             raise ToolDefinitionError(f"group {name!r}: members must be a list of tool names, not a string")
@@ -107,9 +107,7 @@ class Registry:
 
     def add_provider_policy(self, policy: ProviderPolicy, owner: str) -> None:
         if not isinstance(policy, ProviderPolicy):
-            raise ToolDefinitionError(
-                f"register() takes a pegboard.ProviderPolicy, got {type(policy).__name__}"
-            )
+            raise ToolDefinitionError(f"register() takes a pegboard.ProviderPolicy, got {type(policy).__name__}")
         for other in self.provider_policies:
             if other.name == policy.name:
                 raise RegistrationConflict(

@@ -32,8 +32,12 @@ def _openai_chat(d: dict[str, Any], tool: Tool) -> dict[str, Any]:
 
 
 def _openai_responses(d: dict[str, Any], tool: Tool) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "function", "name": d["name"], "description": d["description"],
-                           "parameters": d["parameters"]}
+    out: dict[str, Any] = {
+        "type": "function",
+        "name": d["name"],
+        "description": d["description"],
+        "parameters": d["parameters"],
+    }
     out["strict"] = bool(d.get("strict", False))
     return out
 

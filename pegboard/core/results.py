@@ -57,9 +57,7 @@ class ToolResult(BaseModel):
     @classmethod
     def refusal(cls, reason: Reason | str, message: str, **metadata: Any) -> ToolResult:
         """An error result carrying a stable reason code and a message that says how to fix it."""
-        return cls(
-            content=[TextBlock(text=message)], is_error=True, reason=str(reason), metadata=metadata
-        )
+        return cls(content=[TextBlock(text=message)], is_error=True, reason=str(reason), metadata=metadata)
 
     @property
     def text(self) -> str:
@@ -96,6 +94,4 @@ def coerce_result(value: object) -> ToolResult:
         return ToolResult(content=[value])
     if value is None:
         return ToolResult()
-    raise TypeError(
-        f"a tool returned {type(value).__name__}; return a ToolResult, a str or a dict"
-    )
+    raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult, a str or a dict")

@@ -101,8 +101,7 @@ class Tool:
             raise ToolDefinitionError(f"tool {self.name!r} needs a non-empty description")
         if not (isinstance(self.input_model, type) and issubclass(self.input_model, BaseModel)):
             raise ToolDefinitionError(
-                f"tool {self.name!r}: input_model must be a pydantic BaseModel subclass, "
-                f"got {self.input_model!r}"
+                f"tool {self.name!r}: input_model must be a pydantic BaseModel subclass, got {self.input_model!r}"
             )
         if not callable(self.run):
             raise ToolDefinitionError(f"tool {self.name!r}: run must be an async callable")

@@ -1,0 +1,91 @@
+"""The ``pegboard`` command line: a click group whose commands load lazily.
+
+``pegboard --help`` imports no command module and no plugin. Built-in commands live one per
+module in this package; plugins add commands through the ``register_commands`` hook, which
+runs only when a name that is not built in is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "call": ("pegboard.core.cli.call", "Run a tool call through the whole pipeline."),
+    "check": ("pegboard.core.cli.check", "May this call run? allow / ask / deny and the rule that decided."),
+    "config": ("pegboard.core.cli.config", "Show the merged config or validate a config file."),
+    "groups": ("pegboard.core.cli.groups", "List tool groups and their members."),
+    "plugins": ("pegboard.core.cli.plugins", "List plugins: distribution, version, status, error."),
+    "profiles": ("pegboard.core.cli.profiles", "List tool profiles."),
+    "prompt": ("pegboard.core.cli.prompt", "Print the tool list for a system prompt."),
+    "schema": ("pegboard.core.cli.schema", "Print tool definitions in a provider's format."),
+    "tools": ("pegboard.core.cli.tools", "Which tools an agent sees, and why."),
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*BUILTIN_COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name in BUILTIN_COMMANDS:
+            module = importlib.import_module(BUILTIN_COMMANDS[cmd_name][0])
+            command: click.Command = module.command
+            return command
+        self._load_plugin_commands()
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, BUILTIN_COMMANDS[name][1]) for name in sorted(BUILTIN_COMMANDS)]
+        rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+        formatter.write_paragraph()
+        formatter.write_text("Plugins may add commands; `pegboard plugins` lists what is installed.")
+
+    def _load_plugin_commands(self) -> None:
+        if getattr(self, "_plugins_loaded", False):
+            return
+        self._plugins_loaded = True
+        from pegboard.core.plugins import PluginLoader, PluginSelection, new_plugin_manager
+        from pegboard.core.registry import Registry
+
+        pm = new_plugin_manager()
+        loader = PluginLoader(pm, Registry(), PluginSelection.from_settings())
+        loader.load_entry_points()
+        for impl in pm.hook.register_commands.get_hookimpls():
+            try:
+                impl.function(**({"cli": self} if "cli" in impl.argnames else {}))
+            except Exception as exc:
+                click.echo(f"warning: plugin {impl.plugin_name} failed to add commands: {exc}", err=True)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="pegboard", prog_name="pegboard")
+def cli() -> None:
+    """Pegboard: the tool layer for AI agents.
+
+    Which tools an agent sees, their definitions in each provider's format, and running a
+    call after policy, permission rules and hooks have had their say.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point: every error becomes a message and a non-zero exit, never a traceback."""
+    try:
+        return cli.main(args=argv, prog_name="pegboard", standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        click.echo(f"error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(1)

@@ -1,0 +1,105 @@
+"""Options, loading and output helpers that the built-in commands share."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def config_options(fn: F) -> F:
+    """``--config FILE`` (repeatable) and ``--cwd DIR``."""
+    fn = click.option(
+        "--cwd",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Working directory of the call (default: the current directory).",
+    )(fn)
+    fn = click.option(
+        "--config",
+        "config_files",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
+    )(fn)
+    return fn
+
+
+def selection_options(fn: F) -> F:
+    """``--provider``, ``--model``, ``--agent``, ``--profile``: whose tool set."""
+    for name, text in reversed(
+        [
+            ("--provider", "Provider the tools are for (openai, anthropic, google, ...)."),
+            ("--model", "Model id; with --provider selects byProvider 'provider/model' keys."),
+            ("--agent", "Agent id from agents.list."),
+            ("--profile", "Tool profile to use instead of tools.profile."),
+        ]
+    ):
+        fn = click.option(name, default=None, help=text)(fn)
+    return fn
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON (a stable, scriptable shape).")(fn)
+
+
+def fail(message: str, code: int = EXIT_ERROR) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def load_pegboard(config_files: Sequence[Path] = (), cwd: Path | None = None, **options: Any) -> Any:
+    """A ``Pegboard`` for a command; a broken config is an error message, not a traceback."""
+    from pegboard.core.app import Pegboard
+    from pegboard.core.config import ConfigError
+
+    if cwd is not None and not cwd.is_dir():
+        fail(f"--cwd {cwd}: no such directory", EXIT_USAGE)
+    try:
+        pb = Pegboard(config_files=list(config_files), cwd=cwd, **options)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    for warning in pb.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return pb
+
+
+def parse_json_input(text: str | None, what: str = "--input") -> Any:
+    """Parse ``--input``: JSON text, ``@file`` or ``-`` for standard input."""
+    if text is None:
+        return {}
+    if text == "-":
+        text = sys.stdin.read()
+    elif text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            fail(f"{what}: cannot read {text[1:]}: {exc.strerror or exc}", EXIT_USAGE)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        fail(f'{what} is not valid JSON: {exc}. Example: --input \'{{"file_path": "/tmp/x"}}\'', EXIT_USAGE)
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Aligned columns; the last column is not padded."""
+    cells = [[str(h) for h in headers], *[["" if c is None else str(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for n, row in enumerate(cells):
+        line = "  ".join(c.ljust(widths[i]) if i < len(row) - 1 else c for i, c in enumerate(row))
+        click.echo(line.rstrip())
+        if n == 0:
+            click.echo("  ".join("-" * w for w in widths))

@@ -1,0 +1,38 @@
+"""``pegboard schema``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pegboard.core.cli.common import EXIT_USAGE, config_options, emit_json, fail, load_pegboard, selection_options
+from pegboard.core.render import FORMATTERS
+
+
+@click.command("schema")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(sorted(FORMATTERS)),
+    default="anthropic",
+    show_default=True,
+    help="Provider format of the definitions.",
+)
+@config_options
+@selection_options
+def command(
+    fmt: str,
+    config_files: tuple[Path, ...],
+    cwd: Path | None,
+    provider: str | None,
+    model: str | None,
+    agent: str | None,
+    profile: str | None,
+) -> None:
+    """Print the enabled tools' definitions as JSON in a provider's format."""
+    pb = load_pegboard(config_files, cwd)
+    try:
+        emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile))
+    except ValueError as exc:
+        fail(str(exc), EXIT_USAGE)

@@ -1,0 +1,55 @@
+"""``pegboard tools``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from pegboard.core.cli.common import (
+    config_options,
+    emit_json,
+    json_option,
+    load_pegboard,
+    print_table,
+    selection_options,
+)
+
+
+@click.command("tools")
+@config_options
+@selection_options
+@click.option("--subagent", default=None, help="Subagent name from the subagents config.")
+@click.option("--explain", is_flag=True, help="Show the policy step that kept or removed each tool.")
+@json_option
+def command(
+    config_files: tuple[Path, ...],
+    cwd: Path | None,
+    provider: str | None,
+    model: str | None,
+    agent: str | None,
+    profile: str | None,
+    subagent: str | None,
+    explain: bool,
+    as_json: bool,
+) -> None:
+    """Which tools an agent sees on this provider and model, and why the others are not."""
+    pb = load_pegboard(config_files, cwd)
+    result = pb.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+    if as_json:
+        data = result.to_json()
+        if explain:
+            data["decisions"] = [
+                {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason} for d in result.decisions
+            ]
+        emit_json(data)
+        return
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    headers = ["TOOL", "STATUS", "STEP", "REASON"] if explain else ["TOOL", "STATUS", "REASON"]
+    rows = []
+    for d in result.decisions:
+        status = "enabled" if d.enabled else "disabled"
+        reason = d.reason if (explain or not d.enabled) else ""
+        rows.append([d.name, status, d.step, reason] if explain else [d.name, status, reason])
+    print_table(headers, rows)
