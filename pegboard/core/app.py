@@ -199,6 +199,7 @@ class Pegboard:
             env=self.env,
             config=self.loaded_config,
             results=self.results,
+            pegboard=self,
             **fields,
         )
 

@@ -20,7 +20,9 @@ class HookDecision(BaseModel):
     The fields mirror the JSON hook protocol: ``decision`` (``permissionDecision`` or a
     PostToolUse ``block``), ``reason``, ``updated_input``, ``additional_context``,
     ``updated_output`` (replaces a tool's output), and the universal ``continue_`` /
-    ``stop_reason`` / ``system_message``. ``None`` everywhere means "no opinion".
+    ``stop_reason`` / ``system_message``. ``notices`` are non-blocking problems a hook wants
+    reported (a command hook that timed out, say); they land in the result's metadata.
+    ``None`` everywhere means "no opinion".
     """
 
     model_config = ConfigDict(frozen=True)
@@ -33,6 +35,7 @@ class HookDecision(BaseModel):
     continue_: bool = True
     stop_reason: str | None = None
     system_message: str | None = None
+    notices: tuple[str, ...] = ()
     source: str | None = None
 
 

@@ -51,6 +51,7 @@ class CallState:
     hook_errors: list[HookError] = field(default_factory=list)
     additional_context: list[str] = field(default_factory=list)
     system_messages: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
     hook_decision: HookDecision | None = None
     permission: PermissionDecision | None = None
 
@@ -343,6 +344,7 @@ class CallPipeline:
             state.additional_context.append(decision.additional_context)
         if decision.system_message:
             state.system_messages.append(decision.system_message)
+        state.notices.extend(decision.notices)
 
     @staticmethod
     def finish(result: ToolResult, state: CallState) -> ToolResult:
@@ -353,6 +355,8 @@ class CallPipeline:
             extra["additional_context"] = list(state.additional_context)
         if state.system_messages:
             extra["system_messages"] = list(state.system_messages)
+        if state.notices:
+            extra["hook_notices"] = list(state.notices)
         if state.permission is not None:
             extra["permission"] = state.permission.to_json()
         if not extra:

@@ -38,7 +38,11 @@ def validate_tool_name(name: str, what: str = "tool name") -> None:
 
 @dataclass
 class ToolContext:
-    """What a running tool may know about the call: where, for whom, and its own settings."""
+    """What a running tool may know about the call: where, for whom, and its own settings.
+
+    ``pegboard`` is the ``Pegboard`` running the call, for tools that look at the tool layer
+    itself (searching deferred tools, paging a cut result).
+    """
 
     cwd: Path = field(default_factory=Path.cwd)
     session_id: str | None = None
@@ -52,6 +56,7 @@ class ToolContext:
     env: Mapping[str, str] = field(default_factory=dict)
     config: LoadedConfig | None = None
     results: ResultStore | None = None
+    pegboard: Any = None
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
