@@ -1,17 +1,93 @@
-"""Tool policy: which tools an agent sees (placeholder until the policy engine lands).
+"""Tool policy: which tools an agent sees.
 
-The engine is pure: it takes a catalog of what is registered and the merged config, and
-returns for every tool whether it is enabled and which step decided.
+The engine is pure (no I/O, no clock, no environment): it takes a :class:`PolicyCatalog`
+describing what is registered and the merged :class:`PegboardConfig`, and returns for every
+tool whether it is enabled and which step decided, with a reason a person can read.
+
+Steps, in the order a tool meets them (the first that removes a tool is the one reported):
+
+``provider-policy``
+    a provider policy removes the tool on this provider, or the tool exists only on
+    other providers (``ProviderPolicy.exclusive``). Nothing is removed when no provider
+    is given.
+``deny``
+    an entry of ``tools.deny``, the agent's ``deny`` or a matching ``byProvider`` entry's
+    ``deny`` names the tool. Deny wins over everything that allowed it.
+``profile`` / ``allow`` / ``agent``
+    the base allowlist: the profile's entries plus ``allow`` and ``alsoAllow``; without a
+    restricting profile a non-empty ``allow`` is the allowlist. ``agent`` when an agent's
+    own ``tools`` block supplies the allowlist.
+``byProvider``
+    the ``tools.byProvider`` (and agent ``byProvider``) entry for ``provider/model`` or
+    else ``provider``; it can only narrow.
+``subagent``
+    a subagent's ``tools`` keeps only those; its ``disallowedTools`` removes.
+``optional``
+    an optional tool is enabled only when an allowlist names it exactly (name or alias),
+    never through ``*`` or a group.
+``availability``
+    the tool passed the policy but cannot run here (missing binary, key, platform).
+
+Matching ignores case, ``_`` and ``-``; ``*`` is the only wildcard and is anchored;
+``group:<name>`` expands to the group's members; aliases resolve to their tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pegboard.core.config import PegboardConfig
+from pegboard.core.config import PegboardConfig, ProviderToolPolicy, SubagentConfig, ToolPolicyConfig
 from pegboard.core.providers import ProviderPolicy
+from pegboard.core.tools import name_key
+
+__all__ = [
+    "STEPS",
+    "PolicyCatalog",
+    "PolicyResult",
+    "PolicyTool",
+    "ToolDecision",
+    "format_explain",
+    "parse_tool_list",
+    "provider_keys",
+    "provider_policy_applies",
+    "resolve_policy",
+    "select_by_provider",
+    "validate_policy_config",
+]
+
+STEP_PROVIDER_POLICY = "provider-policy"
+STEP_DENY = "deny"
+STEP_PROFILE = "profile"
+STEP_ALLOW = "allow"
+STEP_AGENT = "agent"
+STEP_BY_PROVIDER = "byProvider"
+STEP_SUBAGENT = "subagent"
+STEP_OPTIONAL = "optional"
+STEP_AVAILABILITY = "availability"
+STEP_DEFAULT = "default"
+STEPS: tuple[str, ...] = (
+    STEP_PROVIDER_POLICY,
+    STEP_DENY,
+    STEP_PROFILE,
+    STEP_ALLOW,
+    STEP_AGENT,
+    STEP_BY_PROVIDER,
+    STEP_SUBAGENT,
+    STEP_OPTIONAL,
+    STEP_AVAILABILITY,
+    STEP_DEFAULT,
+)
+
+#: the phrase every "this entry names nothing" warning carries (tests and tools grep for it)
+UNKNOWN_MARKER = "match no tool"
+FULL_PROFILE = "full"
+
+
+# ----------------------------------------------------------------------------- public shapes
 
 
 @dataclass(frozen=True)
@@ -27,10 +103,20 @@ class PolicyTool:
 
 @dataclass(frozen=True)
 class PolicyCatalog:
+    """Everything registered: tools, groups (bare name -> member names), profiles
+    (name -> allow entries, ``None`` = no restriction) and provider policies."""
+
     tools: Sequence[PolicyTool]
     groups: Mapping[str, Sequence[str]] = field(default_factory=dict)
     profiles: Mapping[str, Sequence[str] | None] = field(default_factory=dict)
     provider_policies: Sequence[ProviderPolicy] = ()
+    _index_cache: list[_Index] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def index(self) -> _Index:
+        """The precomputed lookup tables (built once per catalog; the catalog is immutable)."""
+        if not self._index_cache:
+            self._index_cache.append(_Index(self))
+        return self._index_cache[0]
 
 
 @dataclass(frozen=True)
@@ -47,6 +133,9 @@ class PolicyResult:
     disabled: list[ToolDecision]
     warnings: list[str]
     decisions: list[ToolDecision]
+    #: call-level rules a subagent's lists carry (``Bash(git *)``): ``{"allow": [...], "deny": [...]}``;
+    #: the tool stays visible, the permission layer applies the rule to each call
+    call_rules: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +143,553 @@ class PolicyResult:
             "disabled": [{"name": d.name, "reason": d.reason} for d in self.disabled],
             "warnings": list(self.warnings),
         }
+
+    def explain_json(self) -> list[dict[str, Any]]:
+        """Every decision with its step: ``[{"name","enabled","step","reason"}]``."""
+        return [
+            {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason}
+            for d in self.decisions
+        ]
+
+    def decision(self, name: str) -> ToolDecision | None:
+        """The decision for ``name`` (a tool name, compared without case, ``_`` and ``-``)."""
+        key = name_key(name)
+        return next((d for d in self.decisions if name_key(d.name) == key), None)
+
+
+def format_explain(result: PolicyResult) -> str:
+    """``pegboard tools --explain`` text: one line per tool with the deciding step."""
+    width = max((len(d.name) for d in result.decisions), default=4)
+    lines = []
+    for d in result.decisions:
+        mark = "+" if d.enabled else "-"
+        lines.append(f"{mark} {d.name:<{width}}  [{d.step}] {d.reason}")
+    lines.extend(f"warning: {w}" for w in result.warnings)
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- the index
+
+
+class _Index:
+    """Lookup tables for one catalog: tool keys, aliases, group members, profiles."""
+
+    def __init__(self, catalog: PolicyCatalog) -> None:
+        tools = sorted(catalog.tools, key=lambda t: (t.name.casefold(), t.name))
+        self.tools: list[PolicyTool] = tools
+        self.keys: list[str] = [name_key(t.name) for t in tools]
+        self.casefold_names: list[str] = [t.name.casefold() for t in tools]
+        self.by_key: dict[str, int] = {}
+        for i, key in enumerate(self.keys):
+            self.by_key.setdefault(key, i)
+        for i, t in enumerate(tools):
+            for alias in t.aliases:
+                self.by_key.setdefault(name_key(alias), i)
+        # groups: registry groups plus the groups tools declare
+        raw: dict[str, list[str]] = {}
+        self.group_names: dict[str, str] = {}
+        for gname, members in catalog.groups.items():
+            bare = gname[len("group:"):] if gname.startswith("group:") else gname
+            gkey = name_key(bare)
+            self.group_names.setdefault(gkey, bare)
+            raw.setdefault(gkey, []).extend(members)
+        for t in tools:
+            for gname in t.groups:
+                bare = gname[len("group:"):] if gname.startswith("group:") else gname
+                gkey = name_key(bare)
+                self.group_names.setdefault(gkey, bare)
+                raw.setdefault(gkey, []).append(t.name)
+        self.groups: dict[str, tuple[int, ...]] = {}
+        for gkey in raw:
+            self.groups[gkey] = tuple(sorted(self._expand_group(gkey, raw, set())))
+        # profiles, case-insensitive
+        self.profiles: dict[str, tuple[str, tuple[str, ...] | None]] = {}
+        for pname, allow in catalog.profiles.items():
+            self.profiles[pname.casefold()] = (pname, None if allow is None else tuple(allow))
+        self.provider_policies: tuple[ProviderPolicy, ...] = tuple(catalog.provider_policies)
+        self._compiled: dict[tuple[str, tuple[str, ...]], _Compiled] = {}
+
+    def _expand_group(self, gkey: str, raw: Mapping[str, list[str]], seen: set[str]) -> set[int]:
+        seen.add(gkey)
+        out: set[int] = set()
+        for member in raw.get(gkey, ()):
+            if member.startswith("group:"):
+                sub = name_key(member[len("group:"):])
+                if sub not in seen:
+                    out |= self._expand_group(sub, raw, seen)
+                continue
+            i = self.by_key.get(name_key(member))
+            if i is not None:
+                out.add(i)
+        return out
+
+    def valid_groups(self) -> str:
+        return ", ".join(f"group:{n}" for n in sorted(self.group_names.values(), key=str.casefold)) or "(none)"
+
+    def valid_profiles(self) -> str:
+        names = {name for name, _ in self.profiles.values()} | {FULL_PROFILE}
+        return ", ".join(sorted(names, key=str.casefold))
+
+    def suggest(self, entry: str) -> str:
+        key = name_key(entry)
+        names = {self.keys[i]: self.tools[i].name for i in range(len(self.tools))}
+        close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.8)
+        return f"; did you mean {names[close[0]]!r}?" if close else ""
+
+    def compile(self, entries: Iterable[str], kind: str = "list") -> _Compiled:
+        """Compile ``entries`` (cached per catalog; entry order does not matter).
+
+        ``kind="calls"``: an entry with a specifier (``Bash(rm *)``) is a call-level rule and
+        names no whole tool (a subagent's ``disallowedTools``); otherwise it names its tool.
+        """
+        cleaned = tuple(sorted({e.strip() for e in entries if isinstance(e, str) and e.strip()}))
+        cache_key = (kind, cleaned)
+        hit = self._compiled.get(cache_key)
+        if hit is None:
+            hit = _Compiled(self, cleaned, specifier_names_tool=kind != "calls")
+            if len(self._compiled) < 4096:
+                self._compiled[cache_key] = hit
+        return hit
+
+
+_SPECIFIER = re.compile(r"^\s*([^()\s]+)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class _Unknown:
+    entry: str
+    why: str
+
+
+class _Compiled:
+    """One list of entries, compiled: exact tools, group members, globs, ``*``."""
+
+    def __init__(self, index: _Index, entries: tuple[str, ...], *, specifier_names_tool: bool = True) -> None:
+        self.entries = entries
+        self.exact: dict[int, str] = {}
+        self.grouped: dict[int, str] = {}
+        self.star: str | None = None
+        self.unknown: list[_Unknown] = []
+        self.missing_groups: list[str] = []
+        self.specifiers: list[tuple[str, str]] = []  # (entry, tool name part)
+        glob_entries: list[str] = []
+        glob_parts: list[str] = []
+        mcp_entries: list[str] = []
+        mcp_prefixes: list[str] = []
+        for entry in entries:  # sorted, so the entry a reason cites never depends on order
+            target = entry
+            m = _SPECIFIER.match(entry)
+            if m:
+                target = m.group(1)
+                self.specifiers.append((entry, target))
+                if not specifier_names_tool:
+                    if index.by_key.get(name_key(target)) is None and "*" not in target:
+                        self.unknown.append(_Unknown(entry, "no tool or alias by that name"))
+                    continue
+            if target.lower().startswith("group:"):
+                gkey = name_key(target[len("group:"):])
+                members = index.groups.get(gkey)
+                if members is None:
+                    self.missing_groups.append(entry)
+                    self.unknown.append(_Unknown(entry, f"no group {target[len('group:'):]!r}; valid groups: "
+                                                 f"{index.valid_groups()}"))
+                    continue
+                if not members:
+                    self.unknown.append(_Unknown(entry, f"group {index.group_names[gkey]!r} has no installed "
+                                                 "member"))
+                    continue
+                for i in members:
+                    self.grouped.setdefault(i, entry)
+                continue
+            if "*" in target:
+                key = name_key(target)
+                if key.strip("*") == "":
+                    self.star = self.star or entry
+                    continue
+                glob_entries.append(entry)
+                glob_parts.append(".*".join(re.escape(p) for p in key.split("*")))
+                continue
+            lowered = target.casefold()
+            if lowered.startswith("mcp__") and lowered.count("__") == 1 and len(lowered) > 5:
+                # a bare MCP server name (``mcp__github``): every tool of that server
+                mcp_entries.append(entry)
+                mcp_prefixes.append(lowered + "__")
+                continue
+            found = index.by_key.get(name_key(target))
+            if found is None:
+                self.unknown.append(_Unknown(entry, "no tool or alias by that name" + index.suggest(target)))
+            else:
+                self.exact.setdefault(found, entry)
+        self.glob_hits: dict[int, str] = {}
+        if glob_parts:
+            combined = re.compile("|".join(f"({p})" for p in glob_parts))
+            found_any = [False] * len(glob_entries)
+            for i, key in enumerate(index.keys):
+                gm = combined.fullmatch(key)
+                if gm is not None:
+                    n = (gm.lastindex or 1) - 1
+                    self.glob_hits[i] = glob_entries[n]
+                    found_any[n] = True
+            # an entry shadowed by an earlier alternative still counts as matching something
+            for n, entry in enumerate(glob_entries):
+                if not found_any[n]:
+                    single = re.compile(glob_parts[n])
+                    if not any(single.fullmatch(k) for k in index.keys):
+                        self.unknown.append(_Unknown(entry, "the pattern matches no tool name"))
+        if mcp_prefixes:
+            hit_prefix = [False] * len(mcp_prefixes)
+            for i, cname in enumerate(index.casefold_names):
+                for n, prefix in enumerate(mcp_prefixes):
+                    if cname.startswith(prefix):
+                        self.grouped.setdefault(i, mcp_entries[n])
+                        hit_prefix[n] = True
+            for n, entry in enumerate(mcp_entries):
+                if not hit_prefix[n]:
+                    self.unknown.append(_Unknown(entry, "no tool from that MCP server"))
+        self.unknown.sort(key=lambda u: u.entry.casefold())
+        self.empty = not entries
+        self.known = bool(self.star or self.exact or self.grouped or self.glob_hits)
+        self._size = len(index.tools)
+
+    def hits(self) -> dict[int, str]:
+        """Every tool index this list names, with the entry that names it."""
+        if self.star is not None:
+            return {i: (self.match(i) or ("", self.star))[1] for i in range(self._size)}
+        out = dict(self.glob_hits)
+        out.update(self.grouped)
+        out.update(self.exact)
+        return out
+
+    def match(self, i: int) -> tuple[str, str] | None:
+        """``(kind, entry)`` for the first entry naming tool ``i``; kind is exact/group/glob/star."""
+        entry = self.exact.get(i)
+        if entry is not None:
+            return "exact", entry
+        entry = self.grouped.get(i)
+        if entry is not None:
+            return "group", entry
+        entry = self.glob_hits.get(i)
+        if entry is not None:
+            return "glob", entry
+        if self.star is not None:
+            return "star", self.star
+        return None
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def parse_tool_list(value: Sequence[str] | str | None) -> list[str] | None:
+    """A subagent's ``tools`` / ``disallowedTools``: a list, or a comma-separated string
+    (``"Read, Grep, Bash(git *)"``; commas inside parentheses do not split). ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts: list[str] = []
+        depth = 0
+        current = ""
+        for ch in value:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            if ch == "," and depth == 0:
+                parts.append(current)
+                current = ""
+            else:
+                current += ch
+        parts.append(current)
+        return [p.strip() for p in parts if p.strip()]
+    return [str(p).strip() for p in value if isinstance(p, str) and p.strip()]
+
+
+def provider_keys(provider: str | None, model: str | None) -> list[str]:
+    """The ``byProvider`` keys to try, most specific first: ``provider/model`` (a model id
+    that already contains ``/`` is used as is), then ``provider``. All lower-case."""
+    keys: list[str] = []
+    prov = (provider or "").strip().lower()
+    mod = (model or "").strip().lower()
+    if mod:
+        if "/" in mod:
+            keys.append(mod)
+        elif prov:
+            keys.append(f"{prov}/{mod}")
+    if prov:
+        keys.append(prov)
+    return keys
+
+
+def select_by_provider(
+    by_provider: Mapping[str, ProviderToolPolicy], provider: str | None, model: str | None
+) -> tuple[str, ProviderToolPolicy] | None:
+    """The one ``byProvider`` entry that applies (``provider/model`` beats ``provider``;
+    the two are never merged), as ``(key as written, entry)``."""
+    if not by_provider:
+        return None
+    lowered: dict[str, tuple[str, ProviderToolPolicy]] = {}
+    for key in sorted(by_provider, key=lambda k: (k.strip().lower(), k)):
+        if key.strip():
+            lowered.setdefault(key.strip().lower(), (key, by_provider[key]))
+    for candidate in provider_keys(provider, model):
+        if candidate in lowered:
+            return lowered[candidate]
+    return None
+
+
+def _key_matches(pattern: str, key: str) -> bool:
+    if "*" not in pattern:
+        return pattern == key
+    regex = ".*".join(re.escape(p) for p in pattern.split("*"))
+    return re.fullmatch(regex, key) is not None
+
+
+def provider_policy_applies(policy: ProviderPolicy, provider: str | None, model: str | None) -> bool:
+    """True when ``policy`` names ``provider`` or ``provider/model`` (keys may use ``*``,
+    e.g. ``vertex/claude-3*``). Never true without a provider."""
+    if not provider:
+        return False
+    if policy.applies_to(provider, model):
+        return True
+    candidates = provider_keys(provider, model)
+    return any(_key_matches(p.lower(), c) for p in policy.providers if "*" in p for c in candidates)
+
+
+class _Warnings:
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, text: str) -> None:
+        if text not in self.items:
+            self.items.append(text)
+
+
+def _entry_list(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _unknown_warning(label: str, unknown: Sequence[_Unknown], tail: str = "") -> str:
+    parts = "; ".join(f"{u.entry!r} ({u.why})" for u in unknown)
+    noun = "entry" if len(unknown) == 1 else "entries"
+    return f"{label}: unknown {noun} ({UNKNOWN_MARKER}): {parts}{tail}"
+
+
+def _specifier_warning(label: str, specs: Sequence[tuple[str, str]]) -> str:
+    return (
+        f"{label}: {_entry_list(e for e, _ in specs)} carr{'ies' if len(specs) == 1 else 'y'} a specifier; "
+        "tool policy decides whole tools, so only the tool name counts here "
+        "(put call-level rules in permissions.allow / permissions.deny)"
+    )
+
+
+# ----------------------------------------------------------------------------- allowlists
+
+
+@dataclass
+class _Part:
+    compiled: _Compiled
+    label: str  # config key, e.g. "tools.allow"
+    role: str  # "profile", "allow", "alsoAllow"
+
+
+@dataclass
+class _Allowlist:
+    """A profile + allow + alsoAllow combination, as one (maybe restricting) allowlist."""
+
+    label: str
+    step: str  # step reported when it removes a tool
+    restricting: bool
+    parts: list[_Part]
+    describe: str  # "profile 'coding' + tools.allow" etc.
+
+    def match(self, i: int, *, exact_only: bool = False) -> tuple[_Part, str, str] | None:
+        best: tuple[_Part, str, str] | None = None
+        for part in self.parts:
+            hit = part.compiled.match(i)
+            if hit is None:
+                continue
+            kind, entry = hit
+            if exact_only and kind != "exact":
+                if best is None:
+                    best = (part, "inexact", entry)
+                continue
+            if kind == "exact" or not exact_only:
+                return part, kind, entry
+        return best
+
+    def explicit(self, i: int) -> bool:
+        return any(part.compiled.exact.get(i) is not None for part in self.parts)
+
+
+def _profile_entries(
+    index: _Index, name: str | None, label: str, warnings: _Warnings
+) -> tuple[str | None, tuple[str, ...] | None]:
+    """The profile's display name and entries; ``None`` entries = no restriction."""
+    if name is None or not str(name).strip():
+        return None, None
+    wanted = str(name).strip()
+    found = index.profiles.get(wanted.casefold())
+    if found is None:
+        if wanted.casefold() == FULL_PROFILE:
+            return FULL_PROFILE, None
+        close = difflib.get_close_matches(
+            wanted.casefold(), [k for k in index.profiles] + [FULL_PROFILE], n=1, cutoff=0.6
+        )
+        hint = ""
+        if close:
+            display = index.profiles[close[0]][0] if close[0] in index.profiles else FULL_PROFILE
+            hint = f"; did you mean {display!r}?"
+        warnings.add(
+            f"{label}: unknown profile {wanted!r}{hint} Valid profiles: {index.valid_profiles()}. "
+            "No profile restriction applied."
+        )
+        return wanted, None
+    return found
+
+
+def _build_allowlist(
+    index: _Index,
+    block: ToolPolicyConfig | ProviderToolPolicy,
+    label: str,
+    warnings: _Warnings,
+    *,
+    step_when_profile: str,
+    step_without_profile: str,
+    profile_override: str | None = None,
+    profile_label: str | None = None,
+) -> _Allowlist:
+    profile_name = profile_override if profile_override is not None else block.profile
+    p_label = profile_label if profile_override is not None and profile_label else f"{label}.profile"
+    display, profile_entries = _profile_entries(index, profile_name, p_label, warnings)
+    allow_entries = [e for e in (block.allow or []) if isinstance(e, str) and e.strip()]
+    also_entries = [e for e in (block.also_allow or []) if isinstance(e, str) and e.strip()]
+    allow_c = index.compile(allow_entries)
+    also_c = index.compile(also_entries)
+    for compiled, key in ((allow_c, f"{label}.allow"), (also_c, f"{label}.alsoAllow")):
+        if compiled.specifiers:
+            warnings.add(_specifier_warning(key, compiled.specifiers))
+    parts: list[_Part] = []
+    if profile_entries is not None:
+        profile_c = index.compile(profile_entries, "profile")  # a profile's own unknowns never warn
+        parts.append(_Part(profile_c, f"profile {display!r}", "profile"))
+        for compiled, key, role in ((allow_c, f"{label}.allow", "allow"), (also_c, f"{label}.alsoAllow",
+                                                                          "alsoAllow")):
+            if compiled.unknown:
+                warnings.add(_unknown_warning(key, compiled.unknown))
+            if not compiled.empty:
+                parts.append(_Part(compiled, key, role))
+        describe = f"profile {display!r}" + "".join(
+            f" + {p.label}" for p in parts[1:]
+        )
+        return _Allowlist(label, step_when_profile, True, parts, describe)
+    if also_c.unknown:
+        warnings.add(_unknown_warning(f"{label}.alsoAllow", also_c.unknown))
+    if not allow_c.empty:
+        if not allow_c.known:
+            warnings.add(
+                _unknown_warning(
+                    f"{label}.allow",
+                    allow_c.unknown,
+                    "; every entry is unknown, so this allowlist is ignored and the tools stay available "
+                    f"(use {label}.alsoAllow to add plugin tools without restricting)",
+                )
+            )
+            # ignored as a restriction; its entries still count as naming optional tools
+            return _Allowlist(label, step_without_profile, False, [_Part(also_c, f"{label}.alsoAllow",
+                                                                         "alsoAllow")], "")
+        if allow_c.unknown:
+            warnings.add(_unknown_warning(f"{label}.allow", allow_c.unknown))
+        parts = [_Part(allow_c, f"{label}.allow", "allow")]
+        if not also_c.empty:
+            parts.append(_Part(also_c, f"{label}.alsoAllow", "alsoAllow"))
+        return _Allowlist(label, step_without_profile, True, parts, " + ".join(p.label for p in parts))
+    return _Allowlist(label, step_without_profile, False, [_Part(also_c, f"{label}.alsoAllow", "alsoAllow")],
+                      "")
+
+
+def _sets_allowlist(block: ToolPolicyConfig) -> bool:
+    return block.profile is not None or block.allow is not None or block.also_allow is not None
+
+
+@dataclass
+class _Deny:
+    compiled: _Compiled
+    label: str
+
+
+def _deny(index: _Index, entries: Sequence[str] | None, label: str, warnings: _Warnings) -> _Deny | None:
+    if not entries:
+        return None
+    compiled = index.compile(entries)
+    if compiled.empty:
+        return None
+    for entry in compiled.missing_groups:
+        warnings.add(
+            f"{label}: no group {entry.split(':', 1)[1]!r} (entry {entry!r}); valid groups: {index.valid_groups()}"
+        )
+    if compiled.specifiers:
+        warnings.add(
+            f"{label}: {_entry_list(e for e, _ in compiled.specifiers)} carr"
+            f"{'ies' if len(compiled.specifiers) == 1 else 'y'} a specifier; tool policy removes the whole "
+            "tool (to refuse only some calls, use permissions.deny instead)"
+        )
+    return _Deny(compiled, label)
+
+
+def _find_agent(config: PegboardConfig, agent: str | None) -> tuple[ToolPolicyConfig | None, str]:
+    if not agent:
+        return None, ""
+    entries = list(config.agents.entries)
+    found = next((a for a in entries if a.id == agent), None)
+    if found is None:
+        found = next((a for a in entries if a.id.casefold() == agent.casefold()), None)
+    if found is None:
+        return None, ""
+    return found.tools, f"agents.list[id={found.id}].tools"
+
+
+def _find_subagent(config: PegboardConfig, name: str) -> tuple[str, SubagentConfig] | None:
+    if name in config.subagents:
+        return name, config.subagents[name]
+    for key, value in config.subagents.items():
+        if key.casefold() == name.casefold():
+            return key, value
+    return None
+
+
+@dataclass
+class _SubagentStep:
+    name: str
+    keep: _Compiled | None
+    drop: _Compiled | None
+
+
+def _subagent_chain(
+    config: PegboardConfig, subagent: str, warnings: _Warnings
+) -> tuple[list[tuple[str, SubagentConfig]], str | None]:
+    """The subagent and its subagent ancestors (outermost first), and the agent at the root."""
+    chain: list[tuple[str, SubagentConfig]] = []
+    seen: set[str] = set()
+    current: str | None = subagent
+    while current is not None:
+        found = _find_subagent(config, current)
+        if found is None:
+            if not chain:
+                valid = ", ".join(sorted(config.subagents, key=str.casefold)) or "(none configured)"
+                warnings.add(f"subagents: no subagent {current!r}; valid subagents: {valid}. "
+                             "It gets its parent's tools.")
+                return [], None
+            return list(reversed(chain)), current
+        key, sub = found
+        if key in seen:
+            warnings.add(f"subagents.{key}.parent: the parent chain loops back to {key!r}")
+            return list(reversed(chain)), None
+        seen.add(key)
+        chain.append((key, sub))
+        current = sub.parent
+    return list(reversed(chain)), None
+
+
+# ----------------------------------------------------------------------------- the engine
 
 
 def resolve_policy(
@@ -66,15 +702,235 @@ def resolve_policy(
     profile: str | None = None,
     subagent: str | None = None,
 ) -> PolicyResult:
-    decisions = []
-    for t in sorted(catalog.tools, key=lambda t: t.name.casefold()):
-        if t.unavailable:
-            decisions.append(ToolDecision(t.name, False, "availability", f"unavailable: {t.unavailable}"))
-        else:
-            decisions.append(ToolDecision(t.name, True, "default", "no policy restricts it"))
+    """Decide, for every tool in ``catalog``, whether this agent on this provider/model sees it.
+
+    ``profile`` overrides ``tools.profile`` (the command line's ``--profile``); it does not
+    replace an agent's own allowlist. ``subagent`` names an entry of ``config.subagents``;
+    its parent (``agent`` if given, else the chain's ``parent``) supplies the starting set.
+    """
+    index = catalog.index()
+    warnings = _Warnings()
+    call_rules: dict[str, list[str]] = {}
+
+    # subagents first: their chain may name the agent
+    chain: list[tuple[str, SubagentConfig]] = []
+    if subagent:
+        chain, root_agent = _subagent_chain(config, subagent, warnings)
+        if agent is None and root_agent is not None:
+            agent = root_agent
+
+    global_block = config.tools
+    agent_block, agent_label = _find_agent(config, agent)
+
+    # 1. base allowlist: the agent's own block if it sets one, else the global block
+    if agent_block is not None and _sets_allowlist(agent_block):
+        base = _build_allowlist(
+            index, agent_block, agent_label, warnings,
+            step_when_profile=STEP_AGENT, step_without_profile=STEP_AGENT,
+        )
+    else:
+        base = _build_allowlist(
+            index, global_block, "tools", warnings,
+            step_when_profile=STEP_PROFILE, step_without_profile=STEP_ALLOW,
+            profile_override=profile, profile_label="--profile",
+        )
+
+    # 2. byProvider: global and agent entries, each narrowing independently
+    narrows: list[_Allowlist] = []
+    denies: list[_Deny] = []
+    for block, label in ((global_block, "tools"), (agent_block, agent_label)):
+        if block is None:
+            continue
+        d = _deny(index, block.deny, f"{label}.deny", warnings)
+        if d:
+            denies.append(d)
+        selected = select_by_provider(block.by_provider, provider, model)
+        if selected is None:
+            continue
+        key, entry = selected
+        bp_label = f"{label}.byProvider.{key}"
+        narrows.append(
+            _build_allowlist(index, entry, bp_label, warnings,
+                             step_when_profile=STEP_BY_PROVIDER, step_without_profile=STEP_BY_PROVIDER)
+        )
+        d = _deny(index, entry.deny, f"{bp_label}.deny", warnings)
+        if d:
+            denies.append(d)
+
+    # 3. subagent steps
+    sub_steps: list[_SubagentStep] = []
+    for name, sub in chain:
+        keep_entries = parse_tool_list(sub.tools)
+        drop_entries = parse_tool_list(sub.disallowed_tools)
+        keep = index.compile(keep_entries) if keep_entries else None
+        drop = index.compile(drop_entries, "calls") if drop_entries else None
+        if keep is not None:
+            if keep.unknown:
+                warnings.add(_unknown_warning(f"subagents.{name}.tools", keep.unknown))
+            call_rules.setdefault("allow", []).extend(e for e, _ in keep.specifiers)
+        if drop is not None:
+            for missing in drop.missing_groups:
+                warnings.add(f"subagents.{name}.disallowedTools: no group {missing.split(':', 1)[1]!r}; "
+                             f"valid groups: {index.valid_groups()}")
+            call_rules.setdefault("deny", []).extend(e for e, _ in drop.specifiers)
+        sub_steps.append(_SubagentStep(name, keep, drop))
+
+    # 4. provider policies
+    removed = _provider_removals(index, provider, model)
+
+    decisions = [
+        _decide(i, index, base, narrows, denies, sub_steps, removed) for i in range(len(index.tools))
+    ]
     return PolicyResult(
         enabled=[d.name for d in decisions if d.enabled],
         disabled=[d for d in decisions if not d.enabled],
-        warnings=[],
+        warnings=list(warnings.items),
         decisions=decisions,
+        call_rules={k: sorted(set(v)) for k, v in call_rules.items() if v},
     )
+
+
+def _provider_removals(index: _Index, provider: str | None, model: str | None) -> dict[int, str]:
+    removed: dict[int, str] = {}
+    if not provider:
+        return removed
+    for policy in index.provider_policies:
+        applies = provider_policy_applies(policy, provider, model)
+        where = f"{provider}/{model}" if model and "/" not in model else (model or provider)
+        if applies:
+            for entry in sorted(policy.remove, key=str.casefold):
+                for i in index.compile([entry]).hits():
+                    removed.setdefault(
+                        i, f"not available on {where} (provider policy {policy.name!r}): {policy.remove[entry]}"
+                    )
+        elif policy.exclusive:
+            only = ", ".join(policy.providers)
+            for i in index.compile(policy.exclusive).hits():
+                removed.setdefault(i, f"only available on {only}, not on {where} (provider policy {policy.name!r})")
+    return removed
+
+
+def _decide(
+    i: int,
+    index: _Index,
+    base: _Allowlist,
+    narrows: Sequence[_Allowlist],
+    denies: Sequence[_Deny],
+    sub_steps: Sequence[_SubagentStep],
+    removed: Mapping[int, str],
+) -> ToolDecision:
+    tool = index.tools[i]
+    name = tool.name
+    reason = removed.get(i)
+    if reason is not None:
+        return ToolDecision(name, False, STEP_PROVIDER_POLICY, reason)
+    for d in denies:
+        hit = d.compiled.match(i)
+        if hit is not None:
+            return ToolDecision(name, False, STEP_DENY, f"denied by {d.label} entry {hit[1]!r}")
+
+    # base allowlist
+    notes: list[str] = []
+    if base.restricting:
+        hit3 = base.match(i, exact_only=tool.optional)
+        if hit3 is None:
+            return ToolDecision(name, False, base.step, f"not in the allowlist ({base.describe})")
+        part, kind, entry = hit3
+        if kind == "inexact":
+            return ToolDecision(
+                name, False, STEP_OPTIONAL,
+                f"optional tool: {part.label} entry {entry!r} does not enable it; "
+                "name it exactly in an allowlist or alsoAllow",
+            )
+        step = STEP_PROFILE if part.role == "profile" else STEP_ALLOW
+        if base.step == STEP_AGENT:
+            step = STEP_AGENT
+        if part.role == "profile":
+            notes.append(f"in {part.label} (entry {entry!r})")
+        else:
+            notes.append(f"allowed by {part.label} entry {entry!r}")
+    else:
+        step = STEP_DEFAULT
+        if tool.optional:
+            if not base.explicit(i):
+                return ToolDecision(
+                    name, False, STEP_OPTIONAL,
+                    "optional tool: enabled only when named exactly in tools.allow or tools.alsoAllow",
+                )
+            part_hit = base.match(i, exact_only=True)
+            assert part_hit is not None
+            step = STEP_ALLOW if base.step != STEP_AGENT else STEP_AGENT
+            notes.append(f"optional, named by {part_hit[0].label} entry {part_hit[2]!r}")
+        else:
+            notes.append("no allowlist restricts it")
+
+    for narrow in narrows:
+        if not narrow.restricting:
+            continue
+        hit4 = narrow.match(i)
+        if hit4 is None:
+            return ToolDecision(
+                name, False, STEP_BY_PROVIDER,
+                f"not in {narrow.label} ({narrow.describe}); byProvider can only narrow",
+            )
+        notes.append(f"kept by {hit4[0].label} entry {hit4[2]!r}")
+
+    for sub in sub_steps:
+        if sub.drop is not None:
+            dhit = sub.drop.match(i)
+            if dhit is not None:
+                return ToolDecision(
+                    name, False, STEP_SUBAGENT, f"disallowed by subagents.{sub.name}.disallowedTools entry {dhit[1]!r}"
+                )
+        if sub.keep is not None:
+            khit = sub.keep.match(i)
+            if khit is None:
+                return ToolDecision(name, False, STEP_SUBAGENT, f"not listed in subagents.{sub.name}.tools")
+            notes.append(f"listed in subagents.{sub.name}.tools ({khit[1]!r})")
+            step = STEP_SUBAGENT
+
+    if tool.unavailable:
+        return ToolDecision(name, False, STEP_AVAILABILITY, f"unavailable: {tool.unavailable}")
+    return ToolDecision(name, True, step, "; ".join(notes))
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def validate_policy_config(catalog: PolicyCatalog, config: PegboardConfig) -> list[str]:
+    """Every policy problem in ``config``, whatever agent/provider is selected: unknown
+    profiles, missing groups, entries that match no tool (for ``pegboard doctor`` and tests)."""
+    index = catalog.index()
+    warnings = _Warnings()
+    blocks: list[tuple[ToolPolicyConfig, str]] = [(config.tools, "tools")]
+    for entry in config.agents.entries:
+        if entry.tools is not None:
+            blocks.append((entry.tools, f"agents.list[id={entry.id}].tools"))
+    for block, label in blocks:
+        _build_allowlist(index, block, label, warnings, step_when_profile=STEP_PROFILE,
+                         step_without_profile=STEP_ALLOW)
+        _deny(index, block.deny, f"{label}.deny", warnings)
+        for key, bp in sorted(block.by_provider.items()):
+            bp_label = f"{label}.byProvider.{key}"
+            _build_allowlist(index, bp, bp_label, warnings, step_when_profile=STEP_BY_PROVIDER,
+                             step_without_profile=STEP_BY_PROVIDER)
+            _deny(index, bp.deny, f"{bp_label}.deny", warnings)
+    for name, sub in sorted(config.subagents.items()):
+        keep = parse_tool_list(sub.tools)
+        if keep:
+            compiled = index.compile(keep)
+            if compiled.unknown:
+                warnings.add(_unknown_warning(f"subagents.{name}.tools", compiled.unknown))
+        if sub.parent and sub.parent not in config.subagents and not any(
+            a.id == sub.parent for a in config.agents.entries
+        ):
+            warnings.add(f"subagents.{name}.parent: {sub.parent!r} is neither an agent in agents.list nor a "
+                         "subagent; it is treated as an agent id with the global tools")
+    return list(warnings.items)
+
+
+def iter_groups(catalog: PolicyCatalog) -> Iterator[tuple[str, list[str]]]:
+    """``(group name, member tool names that are installed)`` for every group, sorted."""
+    index = catalog.index()
+    for gkey in sorted(index.group_names, key=lambda k: index.group_names[k].casefold()):
+        yield index.group_names[gkey], [index.tools[i].name for i in index.groups.get(gkey, ())]
