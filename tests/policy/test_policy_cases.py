@@ -1,0 +1,51 @@
+"""The shared acceptance cases (../shared/cases/policy_cases.json), loaded as data.
+
+Each case runs twice: through the public ``Pegboard(...).tools(...)`` API with a test plugin
+that registers exactly the case's tools, groups, profiles and aliases, and straight through
+the pure engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pegboard.core.policy import UNKNOWN_MARKER, PolicyResult, resolve_policy
+from tests.policy.helpers_policy import CASES_FILE, case_catalog, case_data, case_pegboard, config
+
+if not CASES_FILE.is_file():  # pragma: no cover - CI always has the shared directory beside the repo
+    pytest.fail(f"acceptance cases not found at {CASES_FILE}; CI lays a copy of shared/ beside the repo",
+                pytrace=False)
+
+CASES = case_data()["cases"]
+
+
+def _check(case: dict[str, Any], result: PolicyResult) -> None:
+    out = result.to_json()
+    assert sorted(out["enabled"]) == sorted(case["expect_enabled"]), result.decisions
+    assert sorted(d["name"] for d in out["disabled"]) == sorted(case["expect_disabled"])
+    for d in out["disabled"]:
+        assert d["reason"], d
+    mentions = case["expect_warning_mentions"]
+    unknown_warnings = [w for w in out["warnings"] if UNKNOWN_MARKER in w]
+    if not mentions:
+        assert unknown_warnings == [], out["warnings"]
+    for entry in mentions:
+        assert any(entry in w for w in unknown_warnings), (entry, out["warnings"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_through_pegboard(case: dict[str, Any]) -> None:
+    pb = case_pegboard(case)
+    result = pb.tools(provider=case["provider"], model=case["model"], agent=case["agent"])
+    _check(case, result)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_through_engine(case: dict[str, Any]) -> None:
+    result = resolve_policy(
+        case_catalog(case), config(case["config"]),
+        provider=case["provider"], model=case["model"], agent=case["agent"],
+    )
+    _check(case, result)
