@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 Scope = Literal["default", "user", "project", "project-local", "cli", "managed", "code"]
@@ -53,6 +53,25 @@ class ToolPolicyConfig(_Section):
     also_allow: list[str] | None = None
     deny: list[str] | None = None
     by_provider: dict[str, ProviderToolPolicy] = Field(default_factory=dict)
+
+    @field_validator("by_provider", mode="before")
+    @classmethod
+    def _by_provider_objects(cls, value: Any) -> Any:
+        """Each ``byProvider`` value must be an object; say which key is wrong and what is valid."""
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ValueError(
+                "an object mapping 'provider' or 'provider/model' keys to "
+                "{profile, allow, alsoAllow, deny} objects"
+            )
+        for key, entry in value.items():
+            if not isinstance(entry, Mapping | BaseModel):
+                raise ValueError(
+                    f"an object {{profile, allow, alsoAllow, deny}} for each key; "
+                    f"byProvider.{key} is {_type_name(entry)} {json.dumps(entry, default=str)[:40]}"
+                )
+        return value
 
 
 class SubagentConfig(_Section):
