@@ -62,8 +62,7 @@ class ToolPolicyConfig(_Section):
             return {}
         if not isinstance(value, Mapping):
             raise ValueError(
-                "an object mapping 'provider' or 'provider/model' keys to "
-                "{profile, allow, alsoAllow, deny} objects"
+                "an object mapping 'provider' or 'provider/model' keys to {profile, allow, alsoAllow, deny} objects"
             )
         for key, entry in value.items():
             if not isinstance(entry, Mapping | BaseModel):
@@ -248,7 +247,9 @@ def _merge(base: Any, over: Any, origin_base: Any, label: str, path: str) -> tup
         origins = dict(origin_base) if isinstance(origin_base, dict) else {}
         for key, value in over.items():
             if key in merged:
-                merged[key], origins[key] = _merge(merged[key], value, origins.get(key), label, f"{path}.{key}")
+                merged[key], origins[key] = _merge(
+                    merged[key], value, origins.get(key), label, f"{path}.{key}" if path else key
+                )
             else:
                 merged[key], origins[key] = value, _origin_of(value, label)
         return merged, origins

@@ -103,6 +103,14 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+def _unknown_hook(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, hookspecs.__all__, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else "; see pegboard/hookspecs.py for the hooks"
+    return f"unknown hook {name!r}{hint}"
+
+
 class PluginLoader:
     """Registers plugins into a plugin manager and a registry, one at a time."""
 
@@ -150,7 +158,13 @@ class PluginLoader:
         except Exception as exc:
             info.status, info.error = "failed", _error_text(exc)
             return
-        info.hooks = sorted(impl.name for impl in self.pm.get_hookcallers(obj) or [])
+        callers = self.pm.get_hookcallers(obj) or []
+        info.hooks = sorted(caller.name for caller in callers)
+        unknown = [caller.name for caller in callers if not caller.has_spec()]
+        if unknown:
+            self.pm.unregister(obj)
+            info.status, info.error = "failed", "; ".join(_unknown_hook(name) for name in unknown)
+            return
         try:
             self._run_registration(info.name, obj)
         except Exception as exc:

@@ -19,6 +19,7 @@ class Group:
     members: list[str] = field(default_factory=list)
     description: str = ""
     owners: list[str] = field(default_factory=list)
+    member_owners: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -73,6 +74,12 @@ class Registry:
             del self.profiles[name]
             del self.profile_owner[name]
         self.provider_policies = [p for p in self.provider_policies if getattr(p, "_owner", None) != owner]
+        for name, group in list(self.groups.items()):
+            group.members = [m for m in group.members if group.member_owners.get(m) != owner]
+            group.member_owners = {m: o for m, o in group.member_owners.items() if o != owner}
+            group.owners = [o for o in group.owners if o != owner]
+            if not group.owners:
+                del self.groups[name]
 
     def find(self, name: str) -> Tool | None:
         """The tool registered under ``name`` or one of its aliases, ignoring case, ``_`` and ``-``."""
@@ -89,6 +96,7 @@ class Registry:
         for member in members:
             if member not in group.members:
                 group.members.append(member)
+                group.member_owners[member] = owner
         if description and not group.description:
             group.description = description
         if owner not in group.owners:

@@ -160,8 +160,17 @@ def tool(
         params = list(inspect.signature(fn).parameters.values())
         if not params:
             raise ToolDefinitionError(f"@tool function {fn.__name__} must take an input model")
-        hints = get_type_hints(fn)
-        model = options.pop("input_model", None) or hints.get(params[0].name)
+        model = options.pop("input_model", None)
+        if model is None:
+            model = params[0].annotation
+            if not isinstance(model, type):
+                try:
+                    model = get_type_hints(fn).get(params[0].name)
+                except Exception as exc:
+                    raise ToolDefinitionError(
+                        f"@tool cannot resolve the input model annotation of {fn.__name__} ({exc}); "
+                        "define the model at module level or pass input_model="
+                    ) from None
         doc = description if description is not None else inspect.getdoc(fn) or ""
         return Tool(
             name=name or fn.__name__,

@@ -1,0 +1,34 @@
+"""Fixtures shared by every test area."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pegboard.testing"]
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """The ``shared`` directory beside the repository (CI lays a copy there)."""
+    for candidate in (REPO.parent / "shared", REPO / "shared"):
+        if (candidate / "cases").is_dir():
+            return candidate
+    pytest.fail("cannot find ../shared/cases beside the repository; CI lays a copy of shared/ there")
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's own user and managed config out of every test."""
+    base = tmp_path_factory.mktemp("pegboard-home")
+    monkeypatch.setenv("PEGBOARD_CONFIG_DIR", str(base / "user"))
+    monkeypatch.setenv("PEGBOARD_MANAGED_CONFIG_DIR", str(base / "managed"))
+    monkeypatch.delenv("PEGBOARD_DISABLE_PLUGINS", raising=False)
+    monkeypatch.delenv("PEGBOARD_LOAD_PLUGINS", raising=False)

@@ -1,0 +1,123 @@
+"""Plugin loading in isolation, conflicts, blocking, and the registries."""
+
+from __future__ import annotations
+
+import pytest
+
+from pegboard import Profile, ProviderPolicy, hookimpl, tool
+from pegboard.testing import isolated_pegboard
+from tests.kernel.toolkit import EchoInput, ToolsPlugin, boom, echo, plugin_with_hooks
+
+
+def test_code_plugins_register_tools_and_groups() -> None:
+    pb = isolated_pegboard(ToolsPlugin(echo, boom, groups={"extra": ["Echo"]}, name="demo"))
+    assert [p.to_json() for p in pb.plugins] == [
+        {"name": "demo", "distribution": None, "version": None,
+         "hooks": ["register_groups", "register_tools"], "status": "loaded", "error": None}
+    ]
+    assert set(pb.registry.tools) == {"Echo", "Boom"}
+    assert pb.registry.group_members() == {"demo": ["Echo", "Boom"], "extra": ["Echo"]}
+
+
+@pytest.mark.parametrize("lookup", ["Echo", "echo", "ECHO", "e-c_h-o", "say", "SAY"])
+def test_lookup_is_case_and_separator_insensitive_and_follows_aliases(lookup: str) -> None:
+    pb = isolated_pegboard(ToolsPlugin(echo))
+    assert pb.tool(lookup) is echo
+
+
+def test_same_name_from_two_plugins_names_both_and_neither_wins_silently() -> None:
+    first = ToolsPlugin(echo, name="first")
+    second = ToolsPlugin(echo, boom, name="second")
+    pb = isolated_pegboard(first, second)
+    failed = {p.name: p for p in pb.plugins}["second"]
+    assert failed.status == "failed"
+    assert "'first'" in (failed.error or "") and "'second'" in (failed.error or "")
+    assert set(pb.registry.tools) == {"Echo"}, "nothing of the failed plugin is kept"
+
+
+def test_alias_colliding_with_a_name_is_a_conflict() -> None:
+    @tool(name="Say", input_model=EchoInput)
+    async def say(input: EchoInput, ctx: object) -> str:
+        """Say something out loud."""
+        return input.text
+
+    pb = isolated_pegboard(ToolsPlugin(echo, name="a"), ToolsPlugin(say, name="b"))
+    assert {p.name: p.status for p in pb.plugins} == {"a": "loaded", "b": "failed"}
+
+
+def test_registration_hook_that_raises_fails_only_that_plugin() -> None:
+    def register_tools(register: object) -> None:
+        raise ValueError("broken plugin")
+
+    pb = isolated_pegboard(plugin_with_hooks(register_tools=register_tools), ToolsPlugin(echo, name="ok"))
+    statuses = {p.name: (p.status, p.error) for p in pb.plugins}
+    assert statuses["ok"] == ("loaded", None)
+    assert statuses["HookPlugin"][0] == "failed"
+    assert "ValueError: broken plugin" in (statuses["HookPlugin"][1] or "")
+    assert pb.call_sync("Echo", {"text": "still works"}).text == "still works"
+
+
+def test_registering_something_that_is_not_a_tool_fails_the_plugin() -> None:
+    pb = isolated_pegboard(plugin_with_hooks(register_tools=lambda register: register("Echo")))
+    assert pb.plugins[0].status == "failed"
+    assert "pegboard.Tool" in (pb.plugins[0].error or "")
+
+
+def test_unknown_hook_name_fails_the_plugin() -> None:
+    class Typo:
+        @hookimpl
+        def register_tool(self, register: object) -> None:  # missing "s"
+            pass
+
+    pb = isolated_pegboard(Typo())
+    assert pb.plugins[0].status == "failed"
+    assert "register_tool" in (pb.plugins[0].error or "")
+
+
+def test_async_registration_hooks_are_awaited() -> None:
+    async def register_tools(register: object) -> None:
+        register(echo)  # type: ignore[operator]
+
+    pb = isolated_pegboard(plugin_with_hooks(register_tools=register_tools))
+    assert pb.tool("Echo") is echo
+
+
+def test_profiles_merge_groups_but_duplicate_profile_names_fail() -> None:
+    def profiles_a(register: object) -> None:
+        register(Profile("review", allow=["Read"]))  # type: ignore[operator]
+
+    def groups_b(register: object) -> None:
+        register("fs", ["Read"])  # type: ignore[operator]
+
+    def groups_c(register: object) -> None:
+        register("group:fs", ["Write"])  # type: ignore[operator]
+
+    pb = isolated_pegboard(
+        plugin_with_hooks(register_profiles=profiles_a, register_groups=groups_b),
+        plugin_with_hooks(register_profiles=profiles_a, register_groups=groups_c),
+    )
+    assert [p.status for p in pb.plugins] == ["loaded", "failed"]
+    assert "HookPlugin" in (pb.plugins[1].error or "")
+    assert pb.registry.group_members()["fs"] == ["Read"]
+    assert pb.registry.profile_owner["review"] == "HookPlugin"
+
+
+def test_provider_policies_register() -> None:
+    def register_provider_policies(register: object) -> None:
+        register(ProviderPolicy("acme", providers=["Acme"], remove={"Echo": "no echo on Acme"}))  # type: ignore[operator]
+
+    pb = isolated_pegboard(plugin_with_hooks(register_provider_policies=register_provider_policies))
+    (policy,) = pb.registry.provider_policies
+    assert policy.applies_to("acme", None) and policy.applies_to("ACME", "m1")
+    assert not policy.applies_to("other", None)
+
+
+def test_config_and_environment_block_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    pb = isolated_pegboard(ToolsPlugin(echo, name="demo"), config={"plugins": {"disabled": ["demo"]}})
+    assert pb.plugins[0].status == "blocked" and pb.registry.tools == {}
+    pb = isolated_pegboard(ToolsPlugin(echo, name="demo"), env={"PEGBOARD_DISABLE_PLUGINS": "*"})
+    assert pb.plugins[0].status == "blocked"
+    pb = isolated_pegboard(
+        ToolsPlugin(echo, name="a"), ToolsPlugin(boom, name="b"), env={"PEGBOARD_LOAD_PLUGINS": "b"}
+    )
+    assert {p.name: p.status for p in pb.plugins} == {"a": "blocked", "b": "loaded"}
