@@ -1,20 +1,54 @@
 """Pegboard: the tool layer for AI agents.
 
 The public API a harness builder or plugin author relies on. Everything under
-``pegboard.core`` is private implementation.
+``pegboard.core`` is private implementation. Names load on first use, so that
+``pegboard --help`` starts as fast as the interpreter.
 """
 
-from pegboard.core.app import Pegboard
-from pegboard.core.call import ToolCall
-from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
-from pegboard.core.decisions import HookDecision, PermissionDecision
-from pegboard.core.markers import hookimpl, hookspec
-from pegboard.core.providers import ProviderPolicy
-from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
-from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
-from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pegboard.core.app import Pegboard
+    from pegboard.core.call import ToolCall
+    from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
+    from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.markers import hookimpl, hookspec
+    from pegboard.core.providers import ProviderPolicy
+    from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
+    from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
+    from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Pegboard": "pegboard.core.app",
+    "ToolCall": "pegboard.core.call",
+    "ConfigError": "pegboard.core.config",
+    "ConfigLayer": "pegboard.core.config",
+    "PegboardConfig": "pegboard.core.config",
+    "load_config": "pegboard.core.config",
+    "HookDecision": "pegboard.core.decisions",
+    "PermissionDecision": "pegboard.core.decisions",
+    "hookimpl": "pegboard.core.markers",
+    "hookspec": "pegboard.core.markers",
+    "ProviderPolicy": "pegboard.core.providers",
+    "GroupRegister": "pegboard.core.registration",
+    "ProfileRegister": "pegboard.core.registration",
+    "ProviderPolicyRegister": "pegboard.core.registration",
+    "ToolRegister": "pegboard.core.registration",
+    "ImageBlock": "pegboard.core.results",
+    "Reason": "pegboard.core.results",
+    "TextBlock": "pegboard.core.results",
+    "ToolResult": "pegboard.core.results",
+    "Profile": "pegboard.core.tools",
+    "Tool": "pegboard.core.tools",
+    "ToolContext": "pegboard.core.tools",
+    "ToolDefinitionError": "pegboard.core.tools",
+    "tool": "pegboard.core.tools",
+}
 
 __all__ = [
     "ConfigError",
@@ -43,3 +77,16 @@ __all__ = [
     "load_config",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -175,7 +175,7 @@ def tool(
         return Tool(
             name=name or fn.__name__,
             description=doc,
-            input_model=model,  # type: ignore[arg-type]
+            input_model=model,
             run=fn,
             **options,
         )

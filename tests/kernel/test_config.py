@@ -39,8 +39,10 @@ def test_all_three_formats_load(project: Path, tmp_path: Path) -> None:
 
 def test_scalars_by_precedence_and_rule_lists_merge(project: Path, tmp_path: Path) -> None:
     write(tmp_path / "user/settings.toml", '[tools]\nprofile = "minimal"\n[permissions]\ndeny = ["WebFetch"]\n')
-    write(project / ".pegboard/settings.json", json.dumps({"tools": {"profile": "coding"},
-                                                          "permissions": {"deny": ["Bash"], "allow": ["Read"]}}))
+    write(
+        project / ".pegboard/settings.json",
+        json.dumps({"tools": {"profile": "coding"}, "permissions": {"deny": ["Bash"], "allow": ["Read"]}}),
+    )
     write(tmp_path / "managed/settings.json", json.dumps({"permissions": {"defaultMode": "plan", "deny": ["Bash"]}}))
     loaded = load_config(project)
     assert loaded.config.tools.profile == "coding"
@@ -58,10 +60,16 @@ def test_managed_beats_command_line(project: Path, tmp_path: Path) -> None:
 
 
 def test_unknown_keys_warn_with_their_path(project: Path) -> None:
-    write(project / ".pegboard/settings.json", json.dumps({
-        "theme": "dark", "tools": {"elevated": {"enabled": True}},
-        "agents": {"list": [{"id": "main", "workspace": "~/w"}]},
-    }))
+    write(
+        project / ".pegboard/settings.json",
+        json.dumps(
+            {
+                "theme": "dark",
+                "tools": {"elevated": {"enabled": True}},
+                "agents": {"list": [{"id": "main", "workspace": "~/w"}]},
+            }
+        ),
+    )
     loaded = load_config(project)
     text = "\n".join(loaded.warnings)
     assert "unknown key 'theme'" in text
@@ -81,9 +89,11 @@ def test_wrong_type_names_file_key_expected_and_found(project: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "text", "fragment"),
-    [("settings.json", "{not json", "cannot parse as JSON"),
-     ("settings.toml", "a = = 1", "cannot parse as TOML"),
-     ("settings.json", "[1, 2]", "top level must be an object")],
+    [
+        ("settings.json", "{not json", "cannot parse as JSON"),
+        ("settings.toml", "a = = 1", "cannot parse as TOML"),
+        ("settings.json", "[1, 2]", "top level must be an object"),
+    ],
 )
 def test_broken_files_are_errors_naming_the_file(project: Path, name: str, text: str, fragment: str) -> None:
     path = write(project / ".pegboard" / name, text)
@@ -98,10 +108,12 @@ def test_missing_cli_file_is_an_error(project: Path, tmp_path: Path) -> None:
 
 
 def test_agents_merge_by_id_across_scopes() -> None:
-    loaded = load_layers([
-        ConfigLayer("user", {"agents": {"list": [{"id": "a", "tools": {"deny": ["x"]}}, {"id": "b"}]}}),
-        ConfigLayer("project", {"agents": {"list": [{"id": "a", "tools": {"profile": "coding"}}]}}),
-    ])
+    loaded = load_layers(
+        [
+            ConfigLayer("user", {"agents": {"list": [{"id": "a", "tools": {"deny": ["x"]}}, {"id": "b"}]}}),
+            ConfigLayer("project", {"agents": {"list": [{"id": "a", "tools": {"profile": "coding"}}]}}),
+        ]
+    )
     agents = {a.id: a for a in loaded.config.agents.entries}
     assert set(agents) == {"a", "b"}
     assert agents["a"].tools is not None

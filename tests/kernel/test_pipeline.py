@@ -168,7 +168,9 @@ async def test_session_events_fire() -> None:
         return HookDecision(additional_context=f"{session_id}/{source}")
 
     ended: list[str] = []
-    pb = board(plugin_with_hooks(session_start=session_start, session_end=lambda session_id, reason: ended.append(reason)))
+    pb = board(
+        plugin_with_hooks(session_start=session_start, session_end=lambda session_id, reason: ended.append(reason))
+    )
     answers = await pb.fire("session_start", session_id="s1", source="startup")
     assert [a.additional_context for a in answers] == ["s1/startup"]
     await pb.fire("session_end", session_id="s1", reason="exit")
@@ -193,8 +195,9 @@ def test_call_sync_works_inside_a_running_loop() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     name=st.one_of(st.text(max_size=80), st.none(), st.integers()),
-    raw=st.one_of(st.none(), st.text(max_size=200), st.dictionaries(st.text(max_size=10), st.integers()),
-                  st.lists(st.integers())),
+    raw=st.one_of(
+        st.none(), st.text(max_size=200), st.dictionaries(st.text(max_size=10), st.integers()), st.lists(st.integers())
+    ),
 )
 def test_nothing_a_caller_sends_raises(name: Any, raw: Any) -> None:
     result = board().call_sync(name, raw)

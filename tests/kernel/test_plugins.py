@@ -12,8 +12,14 @@ from tests.kernel.toolkit import EchoInput, ToolsPlugin, boom, echo, plugin_with
 def test_code_plugins_register_tools_and_groups() -> None:
     pb = isolated_pegboard(ToolsPlugin(echo, boom, groups={"extra": ["Echo"]}, name="demo"))
     assert [p.to_json() for p in pb.plugins] == [
-        {"name": "demo", "distribution": None, "version": None,
-         "hooks": ["register_groups", "register_tools"], "status": "loaded", "error": None}
+        {
+            "name": "demo",
+            "distribution": None,
+            "version": None,
+            "hooks": ["register_groups", "register_tools"],
+            "status": "loaded",
+            "error": None,
+        }
     ]
     assert set(pb.registry.tools) == {"Echo", "Boom"}
     assert pb.registry.group_members() == {"demo": ["Echo", "Boom"], "extra": ["Echo"]}
@@ -117,7 +123,5 @@ def test_config_and_environment_block_plugins(monkeypatch: pytest.MonkeyPatch) -
     assert pb.plugins[0].status == "blocked" and pb.registry.tools == {}
     pb = isolated_pegboard(ToolsPlugin(echo, name="demo"), env={"PEGBOARD_DISABLE_PLUGINS": "*"})
     assert pb.plugins[0].status == "blocked"
-    pb = isolated_pegboard(
-        ToolsPlugin(echo, name="a"), ToolsPlugin(boom, name="b"), env={"PEGBOARD_LOAD_PLUGINS": "b"}
-    )
+    pb = isolated_pegboard(ToolsPlugin(echo, name="a"), ToolsPlugin(boom, name="b"), env={"PEGBOARD_LOAD_PLUGINS": "b"})
     assert {p.name: p.status for p in pb.plugins} == {"a": "blocked", "b": "loaded"}

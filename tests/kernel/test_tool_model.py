@@ -47,8 +47,8 @@ def test_missing_description_and_bad_model_are_refused() -> None:
 def test_decorator_needs_async_function() -> None:
     with pytest.raises(ToolDefinitionError, match="async"):
 
-        @tool(name="Sync")
-        def sync(input: EchoInput, ctx: ToolContext) -> str:  # type: ignore[type-var]
+        @tool(name="Sync")  # type: ignore[arg-type]
+        def sync(input: EchoInput, ctx: ToolContext) -> str:
             return ""
 
 
@@ -71,7 +71,7 @@ def test_check_tool_reports_each_problem() -> None:
     class Weird(BaseModel):
         n: int
 
-    t = Tool("Short", "tiny", Weird, _run)  # type: ignore[arg-type]
+    t = Tool("Short", "tiny", Weird, _run)
     with pytest.raises(ToolConformanceError) as info:
         check_tool(t, {"n": "not a number"})
     message = str(info.value)
