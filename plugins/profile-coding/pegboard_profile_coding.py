@@ -1,0 +1,22 @@
+"""The ``coding`` tool profile: exactly seed 004's list (files, runtime, sessions, memory, image).
+
+Entries are group and tool names as the seeds give them; names compare without case,
+``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
+expand to whatever tools declare them. Entries naming tools that are not installed
+are not an error: they simply match nothing.
+"""
+
+from __future__ import annotations
+
+from pegboard import Profile, ProfileRegister, hookimpl
+
+PROFILE = Profile(
+    "coding",
+    allow=["group:fs", "group:runtime", "group:sessions", "group:memory", "image"],
+    description="Files, shell, sessions, memory and image analysis: for coding agents.",
+)
+
+
+@hookimpl
+def register_profiles(register: ProfileRegister) -> None:
+    register(PROFILE)
