@@ -1,0 +1,77 @@
+"""The plugin's hook implementations: each runs the configured handlers of one event."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from pegboard import HookDecision, PermissionDecision, ToolCall, ToolContext, ToolResult, hookimpl
+from pegboard_command_hooks.engine import has_handlers, run_event
+from pegboard_command_hooks.protocol import common_fields, tool_payload, tool_response
+
+
+@hookimpl
+async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
+    """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
+    if not has_handlers(context, "PreToolUse"):
+        return None
+    payload = tool_payload("PreToolUse", call, context)
+    return (await run_event("PreToolUse", context, payload, match_value=call.name, call=call)).decision
+
+
+@hookimpl
+async def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
+    """``PermissionRequest`` handlers: may answer a call that would ask (allow or deny)."""
+    if not has_handlers(context, "PermissionRequest"):
+        return None
+    payload = tool_payload("PermissionRequest", call, context)
+    return (await run_event("PermissionRequest", context, payload, match_value=call.name, call=call)).decision
+
+
+@hookimpl
+async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | None:
+    """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
+    if not has_handlers(context, "PostToolUse"):
+        return None
+    payload = tool_payload("PostToolUse", call, context, tool_response=tool_response(result))
+    return (await run_event("PostToolUse", context, payload, match_value=call.name, call=call)).decision
+
+
+@hookimpl
+async def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> HookDecision | None:
+    """``PostToolUseFailure`` handlers: may add context to the error result."""
+    if not has_handlers(context, "PostToolUseFailure"):
+        return None
+    text = str(error) or type(error).__name__
+    payload = tool_payload(
+        "PostToolUseFailure",
+        call,
+        context,
+        error=text,
+        is_interrupt=isinstance(error, asyncio.CancelledError | KeyboardInterrupt),
+    )
+    return (await run_event("PostToolUseFailure", context, payload, match_value=call.name, call=call)).decision
+
+
+def _session_context(context: ToolContext, session_id: str) -> ToolContext:
+    return dataclasses.replace(context, session_id=session_id) if session_id else context
+
+
+@hookimpl
+async def session_start(session_id: str, source: str, context: ToolContext) -> HookDecision | None:
+    """``SessionStart`` handlers (matcher tested on ``source``); plain stdout becomes context."""
+    if not has_handlers(context, "SessionStart"):
+        return None
+    context = _session_context(context, session_id)
+    payload = {**common_fields("SessionStart", context), "source": source}
+    return (await run_event("SessionStart", context, payload, match_value=source)).decision
+
+
+@hookimpl
+async def session_end(session_id: str, reason: str, context: ToolContext) -> HookDecision | None:
+    """``SessionEnd`` handlers (matcher tested on ``reason``); they cannot block."""
+    if not has_handlers(context, "SessionEnd"):
+        return None
+    context = _session_context(context, session_id)
+    payload = {**common_fields("SessionEnd", context), "reason": reason}
+    return (await run_event("SessionEnd", context, payload, match_value=reason)).decision
