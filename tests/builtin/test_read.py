@@ -6,7 +6,6 @@ import base64
 from pathlib import Path
 
 import pegboard_read
-
 from pegboard import ToolResult
 from pegboard.testing import check_tool, isolated_pegboard
 
