@@ -1,0 +1,418 @@
+"""A lean MCP server loop over stdio: newline-delimited JSON-RPC 2.0 on stdin/stdout.
+
+Why not the SDK's server here: importing ``mcp.server`` costs about a second (it pulls in
+every protocol era's models, Starlette and the auth stack), which alone is three times the
+cold start of the reference filesystem server. This loop speaks the handshake era of the
+protocol (``initialize``; ``server/discover`` is answered "method not found", which makes
+SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``json`` and
+``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
+
+Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
+on; an oversized line is dropped with an error; each request runs in its own task, so a
+slow call never blocks others; closing stdin ends the loop and the process exits 0.
+Protocol output goes to the original stdout only: fd 1 is pointed at stderr while serving,
+so a stray ``print`` in a tool (or a child process) cannot corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pegboard_mcp_server.bridge import Bridge, error_result
+
+log = logging.getLogger("pegboard.mcp.serve")
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+ELICIT_TIMEOUT = 600.0
+READ_CHUNK = 1 << 20
+SHUTDOWN_GRACE = 5.0
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+_MISSING = object()
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
+
+
+class _Output:
+    """Writes whole lines to the protocol output; never raises once the peer is gone."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.transport: asyncio.WriteTransport | None = None
+        self.closed = False
+        self._file: Any = None
+
+    async def open(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._file = os.fdopen(self.fd, "wb", buffering=0, closefd=False)
+        try:
+            self.transport, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, self._file)
+        except (ValueError, OSError):  # a regular file: plain blocking writes
+            self.transport = None
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        try:
+            if self.transport is not None:
+                if self.transport.is_closing():
+                    self.closed = True
+                    return
+                self.transport.write(data)
+            else:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view) :]
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.closed = True
+
+    async def drain(self, timeout: float = 5.0) -> None:
+        transport = self.transport
+        if transport is None:
+            return
+        deadline = asyncio.get_running_loop().time() + timeout
+        while (
+            not transport.is_closing()
+            and transport.get_write_buffer_size()
+            and (asyncio.get_running_loop().time() < deadline)
+        ):
+            await asyncio.sleep(0.005)
+
+
+class _Input(asyncio.Protocol):
+    """Splits stdin into lines and hands each to the server; notes end of input."""
+
+    def __init__(self, server: StdioServer) -> None:
+        self.server = server
+        self.buffer = bytearray()
+        self.discarding = False
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buffer
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            if self.discarding:
+                self.discarding = False
+            elif buf:
+                buf += data[start:nl]
+                self.server.on_line(bytes(buf))
+                buf.clear()
+            else:
+                self.server.on_line(data[start:nl])
+            start = nl + 1
+        if start < len(data) and not self.discarding:
+            buf += data[start:]
+            if len(buf) > MAX_MESSAGE_BYTES:
+                buf.clear()
+                self.discarding = True
+                self.server.send_error(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes dropped")
+
+    def eof_received(self) -> bool | None:
+        if self.buffer and not self.discarding:
+            self.server.on_line(bytes(self.buffer))
+            self.buffer.clear()
+        self.server.closed.set()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.closed.set()
+
+
+class StdioServer:
+    """Serves one ``Bridge`` over stdin/stdout until stdin closes."""
+
+    def __init__(
+        self,
+        make_bridge: Callable[[], Bridge],
+        *,
+        name: str = "pegboard",
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        input_fd: int = 0,
+        output_fd: int = 1,
+    ) -> None:
+        self.make_bridge = make_bridge
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.input_fd = input_fd
+        self.output_fd = output_fd
+        self.closed = asyncio.Event()
+        self.out: _Output | None = None
+        self.bridge_future: asyncio.Future[Bridge] | None = None
+        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.protocol_version = LATEST_VERSION
+        self.initialized = False
+        self._ids = itertools.count(1)
+        self._signature: Any = None
+        self.handlers: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+            "initialize": self.initialize,
+            "ping": self.ping,
+            "tools/list": self.list_tools,
+            "tools/call": self.call_tool,
+            "logging/setLevel": self.ping,
+            "resources/list": self.empty("resources"),
+            "resources/templates/list": self.empty("resourceTemplates"),
+            "prompts/list": self.empty("prompts"),
+        }
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def serve(self) -> int:
+        loop = asyncio.get_running_loop()
+        self.out = _Output(self.output_fd)
+        await self.out.open(loop)
+        self.bridge_future = loop.run_in_executor(None, self.make_bridge)
+        self.bridge_future.add_done_callback(self._bridge_ready)
+        reader = _Input(self)
+        transport: asyncio.BaseTransport | None = None
+        try:
+            stdin = os.fdopen(self.input_fd, "rb", buffering=0, closefd=False)
+            transport, _ = await loop.connect_read_pipe(lambda: reader, stdin)
+        except (ValueError, OSError):  # a regular file or an odd fd: read in a thread
+            threading.Thread(target=self._read_blocking, args=(loop, reader), daemon=True).start()
+        await self.closed.wait()
+        if transport is not None:
+            transport.close()
+        await self._shutdown()
+        return 0
+
+    def _read_blocking(self, loop: asyncio.AbstractEventLoop, reader: _Input) -> None:
+        try:
+            while chunk := os.read(self.input_fd, READ_CHUNK):
+                loop.call_soon_threadsafe(reader.data_received, chunk)
+        except OSError:
+            pass
+        loop.call_soon_threadsafe(reader.eof_received)
+
+    def _bridge_ready(self, future: asyncio.Future[Bridge]) -> None:
+        if future.cancelled():
+            return
+        if (exc := future.exception()) is not None:
+            log.error("pegboard serve: cannot load Pegboard: %s", exc)
+            self.closed.set()
+
+    async def _shutdown(self) -> None:
+        for future in self.pending.values():
+            if not future.done():
+                future.cancel()
+        tasks = [t for t in self.tasks.values() if not t.done()]
+        if tasks:  # requests already read get their answers, within a grace period
+            _done, late = await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=1.0)
+        if self.out is not None:
+            await self.out.drain(timeout=2.0)
+            if self.out.transport is not None:
+                self.out.transport.close()
+
+    async def bridge(self) -> Bridge:
+        assert self.bridge_future is not None
+        return await asyncio.shield(self.bridge_future)
+
+    # -- wire --------------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        if self.out is not None:
+            self.out.write(_dumps(message))
+
+    def send_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def on_line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            self.send_error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
+            return
+        try:
+            self.on_message(message)
+        except Exception as exc:  # never let one message end the loop
+            log.exception("pegboard serve: failed to handle a message")
+            request_id = message.get("id") if isinstance(message, dict) else None
+            self.send_error(request_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+
+    def on_message(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            self.send_error(None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object (no batches)")
+            return
+        method = message.get("method", _MISSING)
+        request_id = message.get("id", _MISSING)
+        if method is _MISSING:
+            self._on_response(request_id, message)
+            return
+        if not isinstance(method, str):
+            self.send_error(None if request_id is _MISSING else request_id, INVALID_REQUEST, "Invalid request: method")
+            return
+        params = message.get("params")
+        if request_id is _MISSING:
+            self._on_notification(method, params)
+            return
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            self.send_error(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
+            return
+        handler = self.handlers.get(method)
+        if handler is None:
+            self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        if params is not None and not isinstance(params, dict):
+            self.send_error(request_id, INVALID_PARAMS, "Invalid params: expected an object")
+            return
+        task = asyncio.get_running_loop().create_task(self._run(request_id, handler, params or {}))
+        self.tasks[request_id] = task
+
+    async def _run(self, request_id: Any, handler: Callable[[Any], Awaitable[dict[str, Any]]], params: Any) -> None:
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            return
+        except _ParamsError as exc:
+            self.send_error(request_id, INVALID_PARAMS, str(exc))
+            return
+        except Exception as exc:
+            log.exception("pegboard serve: request failed")
+            self.send_error(request_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+            return
+        finally:
+            self.tasks.pop(request_id, None)
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _on_response(self, request_id: Any, message: dict[str, Any]) -> None:
+        future = self.pending.pop(request_id, None) if isinstance(request_id, str) else None
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/initialized":
+            self.initialized = True
+        elif method == "notifications/cancelled" and isinstance(params, dict):
+            task = self.tasks.get(params.get("requestId"))
+            if task is not None:
+                task.cancel()
+
+    def _bridge_signature(self, bridge: Bridge) -> Any:
+        from_search: Any = None
+        try:
+            from pegboard_tool_search import state_version
+
+            from_search = state_version(bridge.pegboard)
+        except ImportError:
+            pass
+        return (len(bridge.pegboard.registry.tools), from_search)
+
+    # -- server-to-client requests -----------------------------------------------------------
+    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """Ask the client's user; ``None`` when the client cannot elicit or does not answer."""
+        if "elicitation" not in self.client_capabilities or self.closed.is_set():
+            return None
+        request_id = f"pegboard-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        params: dict[str, Any] = {"message": message, "requestedSchema": schema}
+        if self.protocol_version >= "2025-11-25":
+            params["mode"] = "form"
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params})
+        try:
+            answer = await asyncio.wait_for(future, ELICIT_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            self.pending.pop(request_id, None)
+            if self.closed.is_set():
+                return None
+            raise
+        result = answer.get("result")
+        return result if isinstance(result, dict) else None
+
+    # -- methods -----------------------------------------------------------------------------
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        self.protocol_version = requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
+        caps = params.get("capabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        result: dict[str, Any] = {
+            "protocolVersion": self.protocol_version,
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": self.name, "title": "Pegboard", "version": self.version},
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def empty(self, key: str) -> Callable[[Any], Awaitable[dict[str, Any]]]:
+        async def handler(params: dict[str, Any]) -> dict[str, Any]:
+            return {key: []}
+
+        return handler
+
+    async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        bridge = await self.bridge()
+        tools = bridge.list_tools()
+        self._signature = self._bridge_signature(bridge)
+        return {"tools": tools}
+
+    async def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str) or not name:
+            raise _ParamsError("Invalid params: tools/call needs params.name (a tool name)")
+        bridge = await self.bridge()
+        try:
+            result = await bridge.call_tool(name, params.get("arguments"), self.elicit)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            result = error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
+        signature = self._bridge_signature(bridge)
+        if self._signature is not None and signature != self._signature:
+            self._signature = signature
+            self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return result
+
+
+class _ParamsError(ValueError):
+    pass
+
+
+def protect_stdout() -> int:
+    """Keep the protocol stream clean: return a private copy of fd 1 and point fd 1 at stderr."""
+    sys.stdout.flush()
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out_fd
+
+
+def run_stdio(make_bridge: Callable[[], Bridge], **options: Any) -> int:
+    out_fd = protect_stdout()
+    server = StdioServer(make_bridge, output_fd=out_fd, **options)
+    try:
+        return asyncio.run(server.serve())
+    except KeyboardInterrupt:
+        return 130
