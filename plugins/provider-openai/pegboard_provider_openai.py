@@ -1,0 +1,175 @@
+"""OpenAI provider policy: ApplyPatch only on OpenAI models, and strict function schemas.
+
+- ``ApplyPatch`` (``apply_patch``) exists only for OpenAI models (seed 004): the policy
+  declares it ``exclusive``, so the tool policy removes it for every other provider.
+- Schemas: OpenAI's strict function calling constrains the model's arguments to the
+  schema, but accepts only a subset of JSON Schema. :func:`to_strict_schema` rewrites one
+  schema into that subset, or returns ``None`` when it cannot (a free-form object, an
+  untyped value, ``not`` / ``if`` / ``patternProperties`` ...). :func:`transform` marks the
+  whole inventory ``strict: true`` only when *every* schema qualifies; otherwise none is
+  strict and the schemas are sent as they are (shape-normalised).
+
+Strict form: every object has ``additionalProperties: false`` and lists all its properties
+in ``required``; a property that was optional becomes nullable (``["string", "null"]``,
+or an added ``{"type": "null"}`` variant), so the model sends ``null`` for "not given".
+Validation keywords strict mode rejects (``minLength``, ``pattern``, ``format``, bounds,
+``default`` ...) are dropped; Pegboard still validates each call against the tool's model.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from pegboard import ProviderPolicy, ProviderPolicyRegister, hookimpl
+
+__all__ = ["POLICY", "PROVIDERS", "normalize_schema", "to_strict_schema", "transform"]
+
+PROVIDERS = ("openai", "openai-codex", "azure-openai", "azure-openai-responses")
+
+#: constructs strict mode cannot express: a schema holding one of these does not qualify
+UNSUPPORTED = frozenset(
+    {"not", "if", "then", "else", "dependentSchemas", "dependentRequired", "dependencies", "unevaluatedProperties",
+     "unevaluatedItems", "propertyNames", "contains", "minContains", "maxContains", "prefixItems",
+     "patternProperties"}
+)
+#: validation and annotation keywords strict mode rejects; dropped (the tool's model still checks them)
+DROPPED = frozenset(
+    {"minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+     "multipleOf", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties", "default", "examples",
+     "$schema", "$id", "discriminator", "readOnly", "writeOnly", "deprecated", "title"}
+)
+
+
+class _NotStrict(Exception):
+    """The schema uses something strict mode cannot express."""
+
+
+def normalize_schema(schema: Any) -> dict[str, Any]:
+    """A copy of a tool's parameter schema with an object root OpenAI accepts."""
+    if not isinstance(schema, Mapping) or not schema:
+        return {"type": "object", "properties": {}}
+    out = copy.deepcopy(dict(schema))
+    if "type" not in out and ("properties" in out or "required" in out):
+        out["type"] = "object"
+    if out.get("type") == "object" and not isinstance(out.get("properties"), Mapping):
+        out["properties"] = {}
+    return out
+
+
+def to_strict_schema(schema: Any) -> dict[str, Any] | None:
+    """``schema`` rewritten for strict mode, or ``None`` when it does not qualify."""
+    root = normalize_schema(schema)
+    if root.get("type") != "object" or any(k in root for k in ("anyOf", "oneOf", "allOf", "$ref")):
+        return None
+    try:
+        return _strict(root)
+    except _NotStrict:
+        return None
+
+
+def _strict(node: Any) -> dict[str, Any]:
+    if not isinstance(node, Mapping) or not node:
+        raise _NotStrict("an untyped value")
+    if any(k in node for k in UNSUPPORTED):
+        raise _NotStrict("an unsupported keyword")
+    out = {k: v for k, v in node.items() if k not in DROPPED}
+    if "allOf" in out:
+        parts = out.pop("allOf")
+        if not (isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], Mapping)):
+            raise _NotStrict("allOf")
+        out = {**{k: v for k, v in parts[0].items() if k not in DROPPED}, **out}
+    if "oneOf" in out:
+        if "anyOf" in out:
+            raise _NotStrict("anyOf and oneOf")
+        out["anyOf"] = out.pop("oneOf")
+    if "const" in out:
+        out["enum"] = [out.pop("const")]
+    for key in ("$defs", "definitions"):
+        if key in out:
+            table = out[key]
+            if not isinstance(table, Mapping):
+                raise _NotStrict(key)
+            out[key] = {name: _strict(sub) for name, sub in table.items()}
+    if "$ref" in out:
+        return {k: v for k, v in out.items() if k in ("$ref", "description")}
+    if "anyOf" in out:
+        variants = out["anyOf"]
+        if not isinstance(variants, list) or not variants:
+            raise _NotStrict("anyOf")
+        out["anyOf"] = [_strict(v) for v in variants]
+        return out
+    types = out.get("type")
+    if types is None:
+        if "properties" in out:
+            out["type"] = types = "object"
+        elif "items" in out:
+            out["type"] = types = "array"
+        elif "enum" in out:
+            return out
+        else:
+            raise _NotStrict("an untyped value")
+    names = set(types) if isinstance(types, list) else {types}
+    if "object" in names:
+        props = out.get("properties")
+        extra = out.get("additionalProperties")
+        if not isinstance(props, Mapping) or (extra not in (None, False, True)):
+            raise _NotStrict("a free-form object")
+        if not props and extra is True:
+            raise _NotStrict("a free-form object")
+        required = set(out.get("required") or ())
+        strict_props: dict[str, Any] = {}
+        for name, sub in props.items():
+            converted = _strict(sub)
+            strict_props[name] = converted if name in required else _nullable(converted)
+        out["properties"] = strict_props
+        out["required"] = list(strict_props)
+        out["additionalProperties"] = False
+    if "array" in names:
+        items = out.get("items")
+        if not isinstance(items, Mapping):
+            raise _NotStrict("an array without one item schema")
+        out["items"] = _strict(items)
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        return {"anyOf": [schema, {"type": "null"}]}
+    if "anyOf" in schema:
+        if not any(isinstance(v, Mapping) and v.get("type") == "null" for v in schema["anyOf"]):
+            schema["anyOf"] = [*schema["anyOf"], {"type": "null"}]
+        return schema
+    types = schema.get("type")
+    if isinstance(types, str) and types != "null":
+        schema["type"] = [types, "null"]
+    elif isinstance(types, list) and "null" not in types:
+        schema["type"] = [*types, "null"]
+    elif types is None:
+        return {"anyOf": [schema, {"type": "null"}]}
+    if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
+        schema["enum"] = [*schema["enum"], None]
+    return schema
+
+
+def transform(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Strict schemas for all tools when every one qualifies, else none (``strict: false``)."""
+    strict = [to_strict_schema(d.get("parameters")) for d in definitions]
+    if definitions and all(s is not None for s in strict):
+        return [{**d, "parameters": s, "strict": True} for d, s in zip(definitions, strict, strict=True)]
+    return [{**d, "parameters": normalize_schema(d.get("parameters")), "strict": False} for d in definitions]
+
+
+POLICY = ProviderPolicy(
+    "openai",
+    providers=PROVIDERS,
+    exclusive=["ApplyPatch"],
+    transform_schema=transform,
+    description="ApplyPatch only on OpenAI models; strict function schemas when every schema qualifies.",
+)
+
+
+@hookimpl
+def register_provider_policies(register: ProviderPolicyRegister) -> None:
+    register(POLICY)
