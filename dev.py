@@ -70,7 +70,8 @@ def setup() -> None:
         ROOT / "requirements-dev.txt",
     )
     editable: list[str | Path] = [x for d in dists for x in ("-e", d)]
-    run(*pip, "install", "--no-deps", "--no-build-isolation", *editable)
+    run(*pip, "install", "--no-deps", "--no-build-isolation", "--config-settings", "editable_mode=compat",
+        *editable)
 
 
 def main(argv: list[str]) -> int:
