@@ -1,0 +1,749 @@
+"""Deciding a Bash (or Monitor) command: every simple command in it, every file it touches.
+
+The command line is parsed (``bashparse``), each simple command is unwrapped (wrappers,
+env-var prefixes, ``bash -c``, ``eval``, ``find -exec``) and then judged on its own:
+
+* deny and ask rules match generously: past any wrapper or assignment, case-insensitively,
+  against every view of the command; a hit anywhere decides for the whole line;
+* an allow needs every simple command approved (an allow rule, the read-only set, or the
+  mode) and every output redirect approved as a file write;
+* file operands of recognised commands and redirect targets go through the same Read/Edit
+  path rules as the file tools, and protected / critical paths are flagged.
+
+The outcome is mode-independent; the engine applies the mode.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pegboard.core.permissions import commands as C
+from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, parse
+from pegboard.core.permissions.paths import collapse, inside, to_posix
+from pegboard.core.permissions.rules import Rule
+
+_MAX_SEGMENTS = 400
+_CMD_WORD = re.compile(r"^[A-Za-z0-9_.+/\\-]+$")
+_VAR_GLOB = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+(\*.*)?$")
+_HOME_PREFIX = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
+_EXEMPT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_READERS = (
+    (frozenset(C.READ_ONLY) - C.NON_FILE_COMMANDS)
+    | frozenset({"less", "more", "bat", "batcat", "view", "vim", "vi", "nvim", "nano", "emacs", "code",
+                 "base64", "base32", "awk", "gawk", "iconv", "fmt", "pr", "split", "zcat", "gzip", "gunzip",
+                 "bzip2", "xz", "unzip", "tar", "zip", "source", ".", "python", "python3", "node", "ruby",
+                 "perl", "php", "bash", "sh", "zsh", "openssl", "gpg", "xxd", "egrep", "fgrep", "ag", "ack",
+                 "yq", "dd", "scp", "rsync", "cp", "mv", "ln", "install"})
+)
+
+
+def collapse_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- rules --------------------------------------------------------------------------------
+
+def bash_pattern_regex(spec: str) -> str:
+    """The regex for a ``Bash(...)`` specifier: ``*`` anywhere, trailing `` *`` / ``:*`` word-bounded."""
+    s = collapse_ws(spec)
+    if s.endswith(":*"):
+        s = s[:-2].rstrip() + " *"
+    if s in ("*", ""):
+        return r"(?s:.*)\Z"
+    tail = ""
+    if s.endswith(" *"):
+        s = s[:-2]
+        tail = r"(?: .*)?"
+    out = [".*" if ch == "*" else re.escape(ch) for ch in s]
+    return "(?s:" + "".join(out) + tail + r")\Z"
+
+
+@dataclass
+class _CompiledCmdRule:
+    rule: Rule
+    regex: re.Pattern[str]
+    exact: bool
+
+
+class CommandRules:
+    """Command-pattern rules of one list, indexed by their first word for speed."""
+
+    def __init__(self, entries: Sequence[tuple[Rule, str]], ignore_case: bool) -> None:
+        flags = re.IGNORECASE if ignore_case else 0
+        self.ignore_case = ignore_case
+        self.by_word: dict[str, list[tuple[int, _CompiledCmdRule]]] = {}
+        self.wild: list[tuple[int, _CompiledCmdRule]] = []
+        self.count = 0
+        for order, (rule, spec) in enumerate(entries):
+            compiled = _CompiledCmdRule(rule, re.compile(bash_pattern_regex(spec), flags), "*" not in spec)
+            s = collapse_ws(spec)
+            if s.endswith(":*"):
+                s = s[:-2]
+            first = s.split(" ", 1)[0]
+            if first and "*" not in first:
+                key = first.lower() if ignore_case else first
+                self.by_word.setdefault(key, []).append((order, compiled))
+            else:
+                self.wild.append((order, compiled))
+            self.count += 1
+
+    def match(self, views: Sequence[str], exact_only: bool = False) -> Rule | None:
+        if not self.count:
+            return None
+        best: tuple[int, Rule] | None = None
+        for view in views:
+            first = view.split(" ", 1)[0]
+            key = first.lower() if self.ignore_case else first
+            for order, c in (*self.by_word.get(key, ()), *self.wild):
+                if exact_only and not c.exact:
+                    continue
+                if (best is None or order < best[0]) and c.regex.match(view):
+                    best = (order, c.rule)
+        return best[1] if best else None
+
+
+# -- what the engine provides ------------------------------------------------------------
+
+@dataclass
+class FileVerdict:
+    deny: Rule | None = None
+    ask: Rule | None = None
+    allow: Rule | None = None
+    protected: bool = False
+    inside: bool = True
+
+
+class FileOracle(Protocol):
+    cwd: str
+    home: str
+    windows: bool
+    workdirs: list[str]
+
+    def read_verdict(self, path: str) -> FileVerdict: ...
+
+    def write_verdict(self, path: str) -> FileVerdict: ...
+
+    def deny_under(self, directory: str) -> Rule | None: ...
+
+    def has_path_denies(self) -> bool: ...
+
+
+@dataclass
+class BashOutcome:
+    """Everything the engine needs to decide; mode-independent."""
+
+    deny: Rule | None = None
+    deny_reason: str = ""
+    ask_rule: Rule | None = None
+    ask_reason: str = ""
+    hard_ask: str | None = None  # asks even in bypassPermissions (critical rm, unverifiable)
+    protected: str | None = None  # a protected-path write (bypass allows)
+    unapproved: str | None = None  # first part no rule, read-only set or mode approves
+    needs_edit_mode: str | None = None  # approved only if the mode approves in-scope edits
+    allow_rule: Rule | None = None
+    approvals: list[str] = field(default_factory=list)
+
+    def set_deny(self, rule: Rule, reason: str) -> None:
+        if self.deny is None:
+            self.deny, self.deny_reason = rule, reason
+
+    def set_ask(self, rule: Rule, reason: str) -> None:
+        if self.ask_rule is None:
+            self.ask_rule, self.ask_reason = rule, reason
+
+    def set_hard(self, reason: str) -> None:
+        if self.hard_ask is None:
+            self.hard_ask = reason
+
+    def set_unapproved(self, reason: str) -> None:
+        if self.unapproved is None:
+            self.unapproved = reason
+
+
+@dataclass
+class _Unwrapped:
+    seg: Segment
+    deny_views: list[str]
+    core: list[Word]  # the innermost command (deny-style unwrapping)
+    allow_core: list[Word] | None  # after allow-side stripping; None: no allow rule may match
+    allow_block: str | None  # why no allow rule / read-only match is possible
+    exec_like: bool = False
+    dangerous: str | None = None
+    unknown_head: bool = False
+
+
+def _name(word: str) -> str:
+    w = word.lstrip("=")
+    return posixpath.basename(w) if "/" in w else w
+
+
+def _view(words: Sequence[Word]) -> str:
+    return collapse_ws(" ".join(w.value for w in words))
+
+
+def _shell_script(args: list[Word]) -> tuple[Word | None, bool]:
+    """The script of ``sh -c SCRIPT`` style args, and whether a -c flag was present."""
+    for i, a in enumerate(args):
+        v = a.value
+        if v == "--":
+            return None, False
+        if v.startswith("-") and not v.startswith("--") and "c" in v[1:]:
+            rest = [x for x in args[i + 1:] if not x.value.startswith("-")]
+            return (rest[0] if rest else None), True
+        if v in ("--command",):
+            return (args[i + 1] if i + 1 < len(args) else None), True
+        if not v.startswith("-") and not v.startswith("+"):
+            return None, False
+    return None, False
+
+
+def _dangerous(name: str, args: list[str]) -> str | None:
+    if name == "find" and not C.find_is_safe(args):
+        return "find with -exec/-delete/-fprint"
+    if name == "git":
+        idx, bad = C.git_subcommand(args)
+        if bad:
+            return "git -c / --config-env"
+        if any(a.startswith(("--output", "--open-files-in-pager", "--ext-diff", "-O")) for a in args[idx:]):
+            return "git with an output file or pager program"
+    if name in ("rg",) and any(a.split("=")[0] in ("--pre", "--pre-glob", "--hostname-bin") for a in args):
+        return "rg --pre runs a program"
+    if name in ("fd", "fdfind") and any(a.split("=")[0] in ("-x", "--exec", "-X", "--exec-batch") for a in args):
+        return "fd --exec runs a program"
+    if name == "sed":
+        scripts, _files, _ip, script_file = C.sed_parts(args)
+        if script_file or not all(C.sed_script_is_safe(s) for s in scripts):
+            return "sed script with w/e/r commands (or unreadable)"
+    if name == "sort" and any(a.startswith("--compress-program") for a in args):
+        return "sort --compress-program runs a program"
+    if name == "tar" and any(a.startswith(("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
+                                           "--info-script", "--new-volume-script", "-F"))
+                             for a in args):
+        return "tar option that runs a program"
+    if name in ("zip",) and any(a in ("-TT", "--unzip-command") for a in args):
+        return "zip -TT runs a program"
+    return None
+
+
+class _Analysis:
+    def __init__(self, oracle: FileOracle, deny: CommandRules, ask: CommandRules, allow: CommandRules) -> None:
+        self.o = oracle
+        self.deny_rules = deny
+        self.ask_rules = ask
+        self.allow_rules = allow
+        self.out = BashOutcome()
+        self.cwds: list[str] = [oracle.cwd]
+        self.cwd_unknown = False
+        self.changed_dir = False
+
+    # -- unwrapping ------------------------------------------------------------------------
+    def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
+        deny_views: list[str] = []
+        text_view = collapse_ws(seg.text)
+        if seg.kind != "command":
+            deny_views.append(text_view)
+        cur = list(seg.words)
+        for _ in range(24):
+            if not cur:
+                break
+            deny_views.append(_view(cur))
+            first = cur[0].value
+            name = _name(first)
+            if name != first:
+                deny_views.append(collapse_ws(" ".join([name, *(w.value for w in cur[1:])])))
+            lname = name.lower()
+            args = [w.value for w in cur[1:]]
+            if lname == "command" and args and args[0] in ("-v", "-V"):
+                break
+            spec = C.ALLOW_STRIP_WRAPPERS.get(lname) or C.EXEC_WRAPPERS.get(lname)
+            if spec is not None:
+                idx, scripts = C.skip_wrapper(args, spec)
+                for s in scripts:
+                    self.nested(s, parsed, depth, dynamic=False)
+                if spec.joins_args and idx < len(args):
+                    self.nested(" ".join(args[idx:]), parsed, depth,
+                                dynamic=any(w.dynamic for w in cur[1 + idx:]))
+                cur = cur[1 + idx:]
+                continue
+            runner = next((k for k in C.RUNNERS if tuple(w.value.lower() for w in cur[:len(k)]) == k), None)
+            if runner is not None:
+                rspec = C.RUNNERS[runner]
+                rargs = [w.value for w in cur[len(runner):]]
+                idx, scripts = C.skip_wrapper(rargs, rspec)
+                for s in scripts:
+                    self.nested(s, parsed, depth, dynamic=False)
+                cur = cur[len(runner) + idx:]
+                continue
+            if lname in C.SHELLS:
+                script, has_c = _shell_script(cur[1:])
+                if has_c:
+                    if script is not None:
+                        self.nested(script.value, parsed, depth, dynamic=script.dynamic)
+                    else:
+                        self.out.set_hard(f"cannot see the script {name} runs")
+                break
+            if lname == "eval":
+                self.nested(" ".join(args), parsed, depth, dynamic=any(w.dynamic for w in cur[1:]))
+                break
+            if lname in ("find", "fd", "fdfind"):
+                self.find_exec(args, parsed, depth)
+            break
+        core = cur
+        # Allow side: only safe env vars, only the fixed wrapper list, bare xargs.
+        allow_block: str | None = None
+        for name_, value in seg.assignments:
+            if not C.safe_env_var(name_) or value.dynamic:
+                allow_block = f"assignment to {name_}"
+                break
+        acur: list[Word] | None = list(seg.words)
+        for _ in range(24):
+            if not acur:
+                break
+            first = acur[0].value
+            if first == "command" and len(acur) > 1 and acur[1].value in ("-v", "-V"):
+                break
+            wspec = C.ALLOW_STRIP_WRAPPERS.get(first)
+            if wspec is not None:
+                idx, _scripts = C.skip_wrapper([w.value for w in acur[1:]], wspec)
+                acur = acur[1 + idx:]
+                continue
+            if first == "xargs" and len(acur) > 1 and not acur[1].value.startswith("-"):
+                acur = acur[1:]
+                continue
+            break
+        if seg.kind != "command":
+            allow_block = allow_block or {"assignment": None, "declaration": "declaration"}.get(seg.kind, seg.kind)
+            if seg.kind == "assignment" and allow_block is None:
+                acur = []
+        if acur is not None and any(w.dynamic for w in acur):
+            allow_block = allow_block or "contains a shell expansion"
+        if seg.kind == "command" and not acur:
+            allow_block = allow_block or "no command to run"
+        u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)), core=core,
+                       allow_core=acur if allow_block is None else None, allow_block=allow_block)
+        if acur:
+            aname = acur[0].value
+            aargs = [w.value for w in acur[1:]]
+            if aname in C.EXEC_WRAPPERS or aname in C.EVAL_COMMANDS or (
+                aname in C.SHELLS and (len(acur) == 1 or _shell_script(acur[1:])[1])
+            ) or aname == "xargs":
+                u.exec_like = True
+            u.dangerous = _dangerous(_name(aname), aargs)
+        if core:
+            cname = _name(core[0].value).lower()
+            u.unknown_head = not (cname in C.READ_ONLY or cname in C.WRITE_ALL or cname in C.COPY_LIKE
+                                  or cname in C.CHMOD_LIKE or cname in C.NON_FILE_COMMANDS)
+        return u
+
+    def find_exec(self, args: list[str], parsed: ParsedScript, depth: int) -> None:
+        i = 0
+        while i < len(args):
+            if args[i] in ("-exec", "-execdir", "-ok", "-okdir", "-x", "--exec", "-X", "--exec-batch"):
+                j = i + 1
+                chunk = []
+                while j < len(args) and args[j] not in (";", "+", r"\;"):
+                    chunk.append(args[j])
+                    j += 1
+                if chunk:
+                    self.nested(" ".join(_quote(a) for a in chunk), parsed, depth, dynamic=False)
+                i = j
+            i += 1
+
+    def nested(self, script: str, parsed: ParsedScript, depth: int, dynamic: bool) -> None:
+        if dynamic:
+            self.out.set_unapproved("runs a script built from shell expansions")
+        if depth > 8:
+            self.out.set_hard("commands nested too deeply to analyse")
+            return
+        inner = parse(script, depth + 1)
+        for s in inner.segments:
+            s.nested = True
+        parsed.segments.extend(inner.segments)
+        parsed.redirects.extend(inner.redirects)
+        if inner.problems:
+            self.out.set_hard(f"cannot analyse the nested script: {inner.problems[0]}")
+
+    # -- paths -----------------------------------------------------------------------------
+    def resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
+        """Absolute candidate paths for a word, or None when they cannot be known."""
+        v = w.value
+        if w.dynamic:
+            m = _HOME_PREFIX.match(v)
+            if not m:
+                return None
+            v = self.o.home + v[m.end():]
+            if any(c in v for c in "$`"):
+                return None
+        if self.o.windows:
+            v = to_posix(v, True)
+        if w.tilde and (v == "~" or v.startswith("~/")):
+            return [collapse(self.o.home + v[1:])]
+        if v.startswith("/"):
+            return [collapse(v)]
+        if self.cwd_unknown and not for_deny:
+            return None
+        return [collapse(c + "/" + v) for c in self.cwds]
+
+    def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
+        """Apply Read rules to file operands; return whether all are known and inside."""
+        all_inside = True
+        name = _name(u.core[0].value) if u.core else ""
+        for w in words:
+            paths = self.resolve_word(w, for_deny=True)
+            if paths is None:
+                all_inside = False
+                continue
+            for p in paths:
+                v = self.o.read_verdict(p)
+                if v.deny is not None:
+                    if recognised:
+                        self.out.set_deny(v.deny, f"{name} reads {p}, which {v.deny.text} denies")
+                    else:
+                        self.out.set_hard(f"{name} may read {p}, which {v.deny.text} denies")
+                elif v.ask is not None:
+                    self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
+                if not v.inside:
+                    all_inside = False
+                if w.glob or recursive:
+                    base = _glob_base(p) if w.glob else p
+                    hit = self.o.deny_under(base)
+                    if hit is not None:
+                        self.out.set_hard(f"{name} may read files under {base} that {hit.text} denies")
+        if self.cwd_unknown:
+            all_inside = False
+        return all_inside
+
+    def check_writes(self, name: str, words: list[Word]) -> tuple[bool, bool]:
+        """Apply Edit rules / protected paths to written operands: (all inside, all allowed by rule)."""
+        all_inside = True
+        all_allowed = True
+        for w in words:
+            paths = self.resolve_word(w, for_deny=True)
+            if paths is None or w.glob:
+                all_inside = all_allowed = False
+                if paths is None:
+                    continue
+            for p in paths:
+                v = self.o.write_verdict(p)
+                if v.deny is not None:
+                    self.out.set_deny(v.deny, f"{name} writes {p}, which {v.deny.text} denies")
+                elif v.ask is not None:
+                    self.out.set_ask(v.ask, f"{name} writes {p}, which {v.ask.text} covers")
+                if v.protected and self.out.protected is None:
+                    self.out.protected = f"{name} writes the protected path {p}"
+                if not v.inside:
+                    all_inside = False
+                if v.allow is None:
+                    all_allowed = False
+        if self.cwd_unknown:
+            all_inside = all_allowed = False
+        return all_inside, all_allowed
+
+    def critical(self, w: Word) -> str | None:
+        v = w.value
+        if w.dynamic:
+            stripped = v.replace('"', "")
+            if _VAR_GLOB.match(stripped):
+                return f"a glob or trailing slash under a shell variable ({w.raw})"
+        paths = self.resolve_word(w, for_deny=True)
+        if not paths:
+            return None
+        home = self.o.home
+        for p in paths:
+            if w.glob:
+                base = _glob_base(p)
+                if base == "/" or any(base == d for d in self.o.workdirs) or base == home:
+                    return f"a glob directly under {base}"
+                if base.count("/") <= 1:
+                    return f"a glob directly under {base}"
+            if p == "/" or p.count("/") == 1:
+                return f"{p} is a top-level directory"
+            if inside(home, p):
+                return f"{p} is the home directory or above it"
+            if any(inside(d, p) for d in self.o.workdirs[:1]):
+                return f"{p} is the working directory or above it"
+            if self.o.windows and p.count("/") <= 2:
+                return f"{p} is a drive root or a top-level directory"
+        return None
+
+    # -- the walk --------------------------------------------------------------------------
+    def run(self, command: str) -> BashOutcome:
+        out = self.out
+        parsed = parse(command)
+        if len(command) > MAX_COMMAND_CHARS:
+            out.set_hard(f"the command is longer than {MAX_COMMAND_CHARS} characters")
+        if _CONTROL.search(command):
+            out.set_hard("the command contains control characters")
+        if parsed.problems:
+            out.set_hard(f"cannot analyse the command: {parsed.problems[0]}")
+        units: list[_Unwrapped] = []
+        i = 0
+        while i < len(parsed.segments):
+            if i >= _MAX_SEGMENTS:
+                out.set_hard("too many subcommands to analyse")
+                break
+            seg = parsed.segments[i]
+            units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
+            i += 1
+        self.directories(units)
+        for u in units:
+            self.judge(u)
+        self.redirects(parsed)
+        if not units and not parsed.redirects and out.hard_ask is None:
+            out.set_unapproved("empty command")
+        return out
+
+    def directories(self, units: list[_Unwrapped]) -> None:
+        for u in units:
+            if not u.core:
+                continue
+            name = _name(u.core[0].value)
+            if name in ("cd", "pushd", "popd", "chdir"):
+                targets = [w for w in u.core[1:] if not w.value.startswith("-") or w.value == "-"]
+                if name == "popd" or (targets and targets[0].value == "-"):
+                    self.cwd_unknown = True
+                    continue
+                if not targets:
+                    self.cwds.append(self.o.home)
+                    self.changed_dir = True
+                    continue
+                paths = self.resolve_word(targets[0], for_deny=True)
+                if paths is None:
+                    self.cwd_unknown = True
+                    continue
+                for p in paths:
+                    if p not in self.cwds:
+                        self.cwds.append(p)
+                    if p != self.o.cwd:
+                        self.changed_dir = True
+
+    def judge(self, u: _Unwrapped) -> None:
+        out = self.out
+        # 1. deny and ask rules, generously, on every view.
+        rule = self.deny_rules.match(u.deny_views)
+        if rule is not None:
+            out.set_deny(rule, f"'{u.deny_views[-1] if u.deny_views else u.seg.text}' matches {rule.text}")
+        rule = self.ask_rules.match(u.deny_views)
+        if rule is not None:
+            out.set_ask(rule, f"'{u.deny_views[-1]}' matches {rule.text}")
+        core = u.core
+        if u.unknown_head and len(core) > 1:
+            for j in range(1, len(core)):
+                w = core[j]
+                if w.dynamic or w.value.startswith("-") or not _CMD_WORD.match(w.value):
+                    continue
+                views = [_view(core[j:]), collapse_ws(" ".join([_name(w.value), *(x.value for x in core[j + 1:])]))]
+                hit = self.deny_rules.match(views) or self.ask_rules.match(views)
+                if hit is not None:
+                    out.set_hard(f"'{_view(core)}' may run '{views[0]}', which {hit.text} covers")
+                    break
+        # 2. file operands.
+        name = _name(core[0].value).lower() if core else ""
+        args = core[1:]
+        svals = [w.value for w in args]
+        reads_ok = True
+        writes_inside = True
+        write_words: list[Word] = []
+        read_words: list[Word] = []
+        if name and name not in C.NON_FILE_COMMANDS:
+            ops, _ = C.operands(name, svals)
+            op_words = _pick(args, ops)
+            opt_words = [Word(value=v, raw=v) for v in _opt_file_values(svals)]
+            if name == "sed":
+                _scripts, files, in_place, _sf = C.sed_parts(svals)
+                read_words = _pick(args, files)
+                if in_place:
+                    write_words = list(read_words)
+            elif name in C.WRITE_ALL:
+                write_words = op_words
+            elif name in C.COPY_LIKE:
+                target_dir = _opt_value(svals, ("-t", "--target-directory"))
+                if target_dir is not None:
+                    write_words = [Word(value=target_dir, raw=target_dir)]
+                    read_words = op_words
+                elif len(op_words) >= 2:
+                    write_words, read_words = op_words[-1:], op_words[:-1]
+                else:
+                    read_words = op_words
+                if name == "mv":
+                    write_words = write_words + read_words
+            elif name in C.CHMOD_LIKE:
+                write_words = op_words[1:]
+            elif name == "dd":
+                read_words = [Word(value=a[3:], raw=a) for a in svals if a.startswith("if=")]
+                write_words = [Word(value=a[3:], raw=a) for a in svals if a.startswith("of=")]
+            else:
+                read_words = op_words
+            recursive = name in C.RECURSIVE_READERS and C.is_recursive(name, svals)
+            if recursive and not read_words and name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "find",
+                                                          "fd", "fdfind", "tree", "du", "ls"):
+                read_words = [Word(value=".", raw=".")]
+            reads_ok = self.check_reads(u, read_words + opt_words, name in _READERS, recursive)
+            if write_words:
+                writes_inside, _all_allowed = self.check_writes(name, write_words)
+                reads_ok = self.check_reads(u, write_words, True, False) and reads_ok
+        if name in ("rm", "rmdir", "unlink", "shred"):
+            for w in write_words:
+                why = self.critical(w)
+                if why:
+                    out.set_hard(f"{name} on a critical path: {why}")
+                    break
+        # 3. approval.
+        if u.allow_core is None:
+            out.set_unapproved(f"'{collapse_ws(u.seg.text)}': {u.allow_block}")
+            return
+        if not u.allow_core:
+            return  # a safe assignment on its own
+        acore = u.allow_core
+        aview = _view(acore)
+        views = [aview]
+        if acore[0].value == "git":
+            idx, _bad = C.git_subcommand([w.value for w in acore[1:]])
+            views.append(_view([acore[0], *acore[1 + idx:]]))
+        exact_only = u.exec_like or u.dangerous is not None
+        rule = self.allow_rules.match(views, exact_only=exact_only)
+        if rule is not None:
+            if out.allow_rule is None:
+                out.allow_rule = rule
+            out.approvals.append(f"'{aview}' by {rule.text}")
+            return
+        head = acore[0].value
+        if self.read_only(u, head, [w for w in acore[1:]], reads_ok):
+            out.approvals.append(f"'{aview}' is read-only")
+            return
+        if (head in C.ACCEPT_EDITS_COMMANDS and not u.exec_like
+                and (head != "sed" or u.dangerous is None) and writes_inside and reads_ok):
+            if out.needs_edit_mode is None:
+                out.needs_edit_mode = f"'{aview}' edits files"
+            return
+        why = u.dangerous or ("runs another command" if u.exec_like else "no rule allows it")
+        out.set_unapproved(f"'{aview}': {why}")
+
+    def read_only(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
+        validator = C.READ_ONLY.get(head)
+        if validator is None or u.exec_like or u.dangerous is not None:
+            return False
+        vals = [w.value for w in args]
+        if not validator(vals):
+            return False
+        if head in C.GLOB_SENSITIVE and any(w.glob for w in args):
+            return False
+        if head == "git" and self.changed_dir:
+            return False
+        if head in ("cd", "pushd"):
+            targets = [w for w in args if not w.value.startswith("-")]
+            if not targets:
+                return False
+            paths = self.resolve_word(targets[0])
+            return paths is not None and all(self._in_workdirs(p) for p in paths)
+        return reads_ok
+
+    def _in_workdirs(self, p: str) -> bool:
+        return self.o.read_verdict(p).inside
+
+    def redirects(self, parsed: ParsedScript) -> None:
+        out = self.out
+        for r in parsed.redirects:
+            if r.target is None:
+                continue
+            t = r.target
+            if r.writes:
+                if t.value in _EXEMPT_TARGETS and not t.dynamic:
+                    continue
+                paths = self.resolve_word(t, for_deny=True)
+                if paths is not None:
+                    for p in paths:
+                        v = self.o.write_verdict(p)
+                        if v.deny is not None:
+                            out.set_deny(v.deny, f"output redirect writes {p}, which {v.deny.text} denies")
+                        elif v.ask is not None:
+                            out.set_ask(v.ask, f"output redirect writes {p}, which {v.ask.text} covers")
+                        if v.protected and out.protected is None:
+                            out.protected = f"output redirect writes the protected path {p}"
+                if paths is None or t.dynamic or t.glob or t.tilde or self.cwd_unknown:
+                    out.set_unapproved(f"output redirect to {t.raw} needs approval")
+                    continue
+                verdicts = [self.o.write_verdict(p) for p in paths]
+                if all(v.allow is not None for v in verdicts):
+                    continue
+                if all(v.inside for v in verdicts):
+                    if out.needs_edit_mode is None:
+                        out.needs_edit_mode = f"output redirect writes {t.raw}"
+                    continue
+                out.set_unapproved(f"output redirect writes {t.raw} outside the working directories")
+            elif r.reads:
+                paths = self.resolve_word(t, for_deny=True)
+                if paths is None:
+                    out.set_unapproved(f"input redirect from {t.raw} cannot be checked")
+                    continue
+                for p in paths:
+                    v = self.o.read_verdict(p)
+                    if v.deny is not None:
+                        out.set_deny(v.deny, f"input redirect reads {p}, which {v.deny.text} denies")
+                    elif v.ask is not None:
+                        out.set_ask(v.ask, f"input redirect reads {p}, which {v.ask.text} covers")
+                    if not v.inside and v.allow is None:
+                        out.set_unapproved(f"input redirect reads {p} outside the working directories")
+
+
+def _quote(arg: str) -> str:
+    if arg and re.fullmatch(r"[A-Za-z0-9_./{}=:,+@%-]+", arg):
+        return arg
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def _pick(words: list[Word], values: list[str]) -> list[Word]:
+    """The words among ``words`` whose values are ``values`` (in order, by identity of position)."""
+    out: list[Word] = []
+    pool = list(words)
+    for v in values:
+        for i, w in enumerate(pool):
+            if w.value == v:
+                out.append(w)
+                del pool[i]
+                break
+    return out
+
+
+def _opt_value(args: list[str], names: tuple[str, ...]) -> str | None:
+    for i, a in enumerate(args):
+        if a in names and i + 1 < len(args):
+            return args[i + 1]
+        for n in names:
+            if n.startswith("--") and a.startswith(n + "="):
+                return a.split("=", 1)[1]
+    return None
+
+
+def _opt_file_values(args: list[str]) -> list[str]:
+    """Values of ``--opt=value`` options that look like paths (for Read deny rules)."""
+    out = []
+    for a in args:
+        if a.startswith("-") and "=" in a:
+            v = a.split("=", 1)[1]
+            if v and ("/" in v or "." in v):
+                out.append(v)
+    return out
+
+
+def _glob_base(path: str) -> str:
+    parts = path.split("/")
+    out: list[str] = []
+    for seg in parts[1:]:
+        if any(c in seg for c in "*?[{"):
+            break
+        out.append(seg)
+    if len(out) == len(parts) - 1:
+        out = out[:-1]
+    return "/" + "/".join(out)
+
+
+def analyse(command: str, oracle: FileOracle, deny: CommandRules, ask: CommandRules,
+            allow: CommandRules) -> BashOutcome:
+    """Judge one Bash command line; never raises on any string."""
+    return _Analysis(oracle, deny, ask, allow).run(command)

@@ -1,0 +1,352 @@
+"""Parsing a Bash command line into the simple commands and redirects it would run.
+
+Rules are matched per simple command, never against the raw line, because an operator
+(``&&``, ``;``, ``|``, newline, ``$(...)``, backticks, ``<(...)``, subshells, brace groups,
+loop and function bodies) can smuggle a second command past a prefix. A real shell grammar
+(tree-sitter-bash) does the splitting; this module turns its tree into ``Segment`` objects
+with shell quoting removed. Anything the grammar cannot parse, or that this module does not
+understand, is reported as ``unanalysable`` so the engine never approves it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+MAX_COMMAND_CHARS = 10_000
+_MAX_NESTED_SCRIPTS = 32
+
+_ANSI_ESCAPES = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+    "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}
+_ANSI_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+_GLOB_CHARS = frozenset("*?[{}")
+_DYNAMIC_NODES = frozenset({
+    "simple_expansion", "expansion", "command_substitution", "process_substitution",
+    "arithmetic_expansion",
+})
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+@dataclass
+class Word:
+    """One shell word: its value with quoting removed, and what the shell would still do to it."""
+
+    value: str
+    raw: str
+    dynamic: bool = False  # holds $VAR, ${...}, $(...), `...`, $((...)), <(...)
+    glob: bool = False  # unquoted glob or brace-expansion characters
+    quoted: bool = False
+    tilde: bool = False  # unquoted leading ~
+
+
+@dataclass
+class Redirect:
+    op: str
+    fd: str | None
+    target: Word | None  # None: heredoc, here-string or fd duplication
+
+    @property
+    def writes(self) -> bool:
+        return self.target is not None and self.op in (">", ">>", ">|", "&>", "&>>", ">&", "<>")
+
+    @property
+    def reads(self) -> bool:
+        return self.target is not None and self.op in ("<", "<>")
+
+
+@dataclass
+class Segment:
+    """One simple command (or a statement that acts like one) somewhere in the line."""
+
+    words: list[Word]
+    assignments: list[tuple[str, Word]] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    kind: str = "command"  # command | assignment | declaration | test | arithmetic
+    nested: bool = False  # inside $(...), `...`, <(...) or a nested script
+    text: str = ""
+
+
+@dataclass
+class ParsedScript:
+    segments: list[Segment] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # why it cannot be fully analysed
+
+
+def _b2s(b: bytes) -> str:
+    return b.decode("utf-8", "surrogatepass")
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the inside of ``$'...'`` the way Bash does."""
+
+    def sub(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        head = esc[0]
+        try:
+            if head == "x":
+                return chr(int(esc[1:], 16))
+            if head in "uU":
+                return chr(int(esc[1:], 16))
+            if head.isdigit():
+                return chr(int(esc, 8) & 0xFF)
+            if head == "c":
+                return chr(ord(esc[1]) & 0x1F)
+        except (ValueError, OverflowError):
+            return "\\" + esc
+        return _ANSI_ESCAPES.get(esc, "\\" + esc)
+
+    return _ANSI_RE.sub(sub, body)
+
+
+def _unescape_unquoted(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _unescape_dquoted(text: str) -> str:
+    out = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+class _Builder:
+    def __init__(self, src: bytes, result: ParsedScript, nested_depth: int) -> None:
+        self.src = src
+        self.result = result
+        self.nested_depth = nested_depth
+
+    def text(self, node: Any) -> str:
+        return _b2s(self.src[node.start_byte:node.end_byte])
+
+    # -- words ---------------------------------------------------------------------------
+    def word(self, node: Any) -> Word:
+        w = Word(value="", raw=self.text(node))
+        self._fill(node, w, top=True)
+        return w
+
+    def _fill(self, node: Any, w: Word, top: bool = False) -> None:
+        t = node.type
+        if t in ("word", "number", "variable_name", "special_variable_name"):
+            raw = self.text(node)
+            if raw.startswith("~") and not w.value:
+                w.tilde = True
+            if "\\" in raw:
+                w.quoted = True
+            stripped = raw.replace("\\\\", "")
+            if raw != "{}" and any(c in _GLOB_CHARS for c in stripped.replace("\\*", "").replace("\\?", "")):
+                w.glob = True
+            if "(" in stripped.replace("\\(", "") or ")" in stripped.replace("\\)", ""):
+                w.dynamic = True
+            w.value += _unescape_unquoted(raw)
+        elif t == "raw_string":
+            w.quoted = True
+            w.value += self.text(node)[1:-1]
+        elif t == "ansi_c_string":
+            w.quoted = True
+            w.value += decode_ansi_c(self.text(node)[2:-1])
+        elif t in ("string", "translated_string"):
+            w.quoted = True
+            start = node.start_byte + (2 if t == "translated_string" else 1)
+            end = node.end_byte - 1
+            pos = start
+            for child in node.children:
+                if child.start_byte < start or child.end_byte > end:
+                    continue
+                if child.start_byte > pos:
+                    w.value += _unescape_dquoted(_b2s(self.src[pos:child.start_byte]))
+                if child.type in _DYNAMIC_NODES:
+                    w.dynamic = True
+                    w.value += self.text(child)
+                else:
+                    w.value += _unescape_dquoted(self.text(child))
+                pos = child.end_byte
+            if pos < end:
+                w.value += _unescape_dquoted(_b2s(self.src[pos:end]))
+        elif t == "concatenation":
+            for child in node.children:
+                self._fill(child, w)
+        elif t in _DYNAMIC_NODES:
+            w.dynamic = True
+            w.value += self.text(node)
+        elif t == "brace_expression":
+            w.glob = True
+            w.value += self.text(node)
+        else:
+            # Anything else (extglob, array, unknown): keep the text, never trust it.
+            w.dynamic = True
+            w.value += self.text(node)
+
+    # -- statements ----------------------------------------------------------------------
+    def redirect(self, node: Any) -> Redirect:
+        fd = None
+        op = ""
+        target = None
+        for child in node.children:
+            if child.type == "file_descriptor":
+                fd = self.text(child)
+            elif not child.is_named:
+                op = self.text(child)
+            elif target is None:
+                target = self.word(child)
+        if op in (">&", "<&") and target is not None and (target.value.isdigit() or target.value == "-"):
+            target = None
+        return Redirect(op=op, fd=fd, target=target)
+
+    def command(self, node: Any, nested: bool) -> Segment:
+        seg = Segment(words=[], nested=nested, text=self.text(node))
+        for child in node.children:
+            t = child.type
+            if t == "variable_assignment":
+                seg.assignments.append(self.assignment(child))
+            elif t == "command_name":
+                inner = child.named_children[0] if child.named_child_count else child
+                seg.words.append(self.word(inner))
+            elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                pass  # collected by the walk
+            elif t == "comment" or not child.is_named:
+                continue
+            else:
+                seg.words.append(self.word(child))
+        return seg
+
+    def assignment(self, node: Any) -> tuple[str, Word]:
+        name = ""
+        value: Word | None = None
+        for child in node.children:
+            if child.type in ("variable_name", "subscript") and not name:
+                name = self.text(child)
+            elif child.is_named and name:
+                value = self.word(child)
+        if value is None:
+            value = Word(value="", raw="")
+        if "[" in name:
+            value.dynamic = True  # arr[$(cmd)]=x evaluates the subscript
+        return name, value
+
+
+def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> None:
+    b = _Builder(src, result, nested_depth)
+    stack: list[tuple[Any, bool, Any]] = [(root, False, None)]
+    while stack:
+        node, nested, parent = stack.pop()
+        t = node.type
+        if t == "ERROR" or node.is_missing:
+            result.problems.append(f"cannot parse near {b.text(node)[:40]!r}")
+        elif t == "command":
+            result.segments.append(b.command(node, nested))
+        elif t == "variable_assignment" and parent is not None and parent.type not in (
+            "command", "declaration_command",
+        ):
+            name, value = b.assignment(node)
+            result.segments.append(Segment(words=[], assignments=[(name, value)], kind="assignment",
+                                           nested=nested, text=b.text(node)))
+        elif t in ("declaration_command", "unset_command"):
+            words = [Word(value=b.text(c), raw=b.text(c)) if not c.is_named else b.word(c)
+                     for c in node.children if c.type != "variable_assignment"]
+            assigns = [b.assignment(c) for c in node.children if c.type == "variable_assignment"]
+            result.segments.append(Segment(words=words, assignments=assigns, kind="declaration",
+                                           nested=nested, text=b.text(node)))
+        elif t == "test_command":
+            result.segments.append(Segment(words=[Word(value="[[", raw="[[")], kind="test",
+                                           nested=nested, text=b.text(node)))
+        elif t in ("c_style_for_statement",) or (
+            t == "compound_statement" and node.child_count and node.children[0].type == "(("
+        ):
+            result.segments.append(Segment(words=[Word(value="((", raw="((")], kind="arithmetic",
+                                           nested=nested, text=b.text(node)))
+        elif t == "file_redirect":
+            result.redirects.append(b.redirect(node))
+        elif t == "heredoc_redirect":
+            _heredoc(b, node, result, nested_depth)
+        elif t == "function_definition":
+            pass
+        child_nested = nested or t in ("command_substitution", "process_substitution")
+        for child in reversed(node.children):
+            if child.is_named or child.type == "ERROR":
+                stack.append((child, child_nested, node))
+
+
+def _heredoc(b: _Builder, node: Any, result: ParsedScript, depth: int) -> None:
+    start = next((c for c in node.children if c.type == "heredoc_start"), None)
+    quoted = start is not None and any(q in b.text(start) for q in "'\"\\")
+    if quoted:
+        return
+    for child in node.children:
+        if child.type == "heredoc_body":
+            for part in child.children:
+                if part.type == "heredoc_content" and "`" in b.text(part):
+                    result.problems.append("backquote command substitution in a here-document")
+                    for m in re.finditer(r"`([^`]*)`", b.text(part)):
+                        _nested_into(m.group(1), result, depth)
+
+
+def _nested_into(script: str, result: ParsedScript, depth: int) -> None:
+    if depth >= _MAX_NESTED_SCRIPTS:
+        result.problems.append("too deeply nested")
+        return
+    inner = parse(script, depth + 1)
+    for seg in inner.segments:
+        seg.nested = True
+    result.segments.extend(inner.segments)
+    result.redirects.extend(inner.redirects)
+    result.problems.extend(inner.problems)
+
+
+def strip_line_continuations(command: str) -> str:
+    return command.replace("\\\r\n", "").replace("\\\n", "")
+
+
+def parse(command: str, depth: int = 0) -> ParsedScript:
+    """Parse ``command``; never raises (problems are reported in the result)."""
+    result = ParsedScript()
+    text = strip_line_continuations(command)
+    try:
+        src = text.encode("utf-8", "surrogatepass")
+    except UnicodeError:
+        result.problems.append("undecodable characters")
+        return result
+    try:
+        tree = _parser().parse(src)
+    except Exception as exc:  # pragma: no cover - parser failures are not expected
+        result.problems.append(f"parser failed: {type(exc).__name__}")
+        return result
+    root = tree.root_node
+    if root.has_error:
+        result.problems.append("the shell grammar cannot parse this command")
+    _walk(src, root, result, depth)
+    return result
+
+
+def nested_script(text: str, result: ParsedScript, depth: int = 0) -> None:
+    """Parse ``text`` (the script of ``bash -c``, ``eval`` ...) into ``result`` as nested."""
+    _nested_into(text, result, depth)

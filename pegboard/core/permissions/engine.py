@@ -1,0 +1,835 @@
+"""The permission engine: may this call run — allow, ask or deny, and which rule decided.
+
+Order (spec A2/A4): deny rules, then ask rules, then the checks no allow rule can lift
+(critical ``rm``, unverifiable commands; protected paths unless bypass), then the mode,
+then allow rules, then the tool's default; whatever is left asks (``dontAsk``: denies).
+Rules from every scope are merged, highest scope first, so a deny anywhere wins and the
+reported rule is the one from the most authoritative file. Rules are parsed and patterns
+compiled once; per tool, the applicable rules are gathered once and cached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pegboard.core.config import SCOPE_ORDER, ConfigLayer, merge_layers
+from pegboard.core.decisions import PermissionDecision
+from pegboard.core.permissions import bash as bashmod
+from pegboard.core.permissions import families as fam
+from pegboard.core.permissions import powershell as ps
+from pegboard.core.permissions import webfetch as wf
+from pegboard.core.permissions.paths import (
+    PathContext,
+    PathMatcher,
+    collapse,
+    compile_path_regex,
+    inside,
+    is_protected,
+    is_windows_path,
+    literal_base,
+    normalize,
+    pattern_to_abs,
+    resolve,
+)
+from pegboard.core.permissions.rules import (
+    Rule,
+    RuleList,
+    RuleSyntaxError,
+    allow_glob_ok,
+    glob_to_regex,
+    parse_rule,
+)
+from pegboard.core.tools import Tool, name_key
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+_LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
+_PATH_KINDS = ("read", "edit")
+
+
+@dataclass
+class _Outcome:
+    """What a family handler found; the engine turns it into a decision with the mode."""
+
+    deny: tuple[Rule, str] | None = None
+    ask: tuple[Rule, str] | None = None
+    hard_ask: str | None = None
+    protected: str | None = None
+    allow: tuple[Rule, str] | None = None
+    default_ok: str | None = None  # approved by the tool's default / read-only set
+    unapproved: str = ""
+    is_edit: bool = False
+    edit_in_scope: bool = False
+    edit_reason: str = ""
+
+
+@dataclass
+class _View:
+    """The rules that apply to one tool, by list, compiled for its family kind."""
+
+    bare: dict[str, Rule | None] = field(default_factory=dict)
+    params: dict[str, list[tuple[Rule, str, re.Pattern[str]]]] = field(default_factory=dict)
+    cmd: dict[str, bashmod.CommandRules] = field(default_factory=dict)
+    path: dict[str, PathMatcher] = field(default_factory=dict)
+    names: dict[str, list[tuple[Rule, re.Pattern[str]]]] = field(default_factory=dict)
+    custom: dict[str, list[tuple[Rule, str]]] = field(default_factory=dict)
+    domain_rules_exist: bool = False
+
+
+def _param_regex(value: str) -> str:
+    return "".join(".*" if ch == "*" else re.escape(ch) for ch in value) + r"\Z"
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+class PermissionEngine:
+    """Decides allow / ask / deny for one call from the rules of every config layer."""
+
+    def __init__(
+        self,
+        layers: Sequence[ConfigLayer],
+        *,
+        cwd: Path,
+        additional_dirs: Sequence[Path | str] = (),
+        mode: str | None = None,
+        home: Path | None = None,
+    ) -> None:
+        self.diagnostics: list[str] = []
+        home_s = str(home) if home is not None else (os.environ.get("HOME") or str(Path.home()))
+        cwd_s = str(cwd)
+        self.windows = is_windows_path(cwd_s)
+        self.home = normalize(home_s, "/", "/", self.windows)
+        self.cwd = normalize(cwd_s, "/", self.home, self.windows)
+        self.ctx = PathContext(self.cwd, self.home, self.windows)
+        ordered = sorted(layers, key=lambda ly: -SCOPE_ORDER.index(ly.scope) if ly.scope in SCOPE_ORDER else 0)
+        try:
+            merged = merge_layers(list(layers))[0]
+        except Exception as exc:
+            merged = {}
+            self.diagnostics.append(f"cannot merge the configuration layers: {exc}")
+        perms = merged.get("permissions") if isinstance(merged.get("permissions"), Mapping) else {}
+        self.mode = self._pick_mode(mode, perms or {}, ordered)
+        self.workdirs = self._workdirs(ordered, additional_dirs)
+        self.workdirs_resolved = [self._resolve(d) or d for d in self.workdirs]
+        self.rules: dict[str, list[Rule]] = {lst: [] for lst in _LISTS}
+        self._load_rules(ordered)
+        self._views: dict[tuple[Any, ...], _View] = {}
+        self._regex_cache: dict[tuple[int, bool], str | None] = {}
+        self._precompile()
+        read_view = self._view("Read", "Read", "read", None)
+        edit_view = self._view("Edit", "Edit", "edit", None)
+        self._read_view, self._edit_view = read_view, edit_view
+        self._deny_bases = self._bases(("deny", "ask"))
+
+    # -- setup -----------------------------------------------------------------------------
+    def _pick_mode(self, mode: str | None, perms: Mapping[str, Any], ordered: Sequence[ConfigLayer]) -> str:
+        chosen = mode or perms.get("defaultMode") or "default"
+        if chosen == "manual":
+            chosen = "default"
+        if chosen not in MODES:
+            self.diagnostics.append(f"unknown permission mode {chosen!r}; using 'default'")
+            chosen = "default"
+        if chosen == "bypassPermissions":
+            for layer in ordered:
+                p = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
+                if isinstance(p, Mapping) and p.get("disableBypassPermissionsMode") == "disable":
+                    self.diagnostics.append(
+                        f"{layer.path or layer.scope}: bypassPermissions is disabled; using 'default'"
+                    )
+                    return "default"
+        return str(chosen)
+
+    def _workdirs(self, ordered: Sequence[ConfigLayer], extra: Sequence[Path | str]) -> list[str]:
+        dirs = [self.cwd]
+        for layer in ordered:
+            p = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
+            entries = p.get("additionalDirectories") if isinstance(p, Mapping) else None
+            if not isinstance(entries, list):
+                continue
+            base = normalize(str(layer.root), self.cwd, self.home, self.windows) if layer.root else self.cwd
+            for i, d in enumerate(entries):
+                if not isinstance(d, str) or not d.strip():
+                    self.diagnostics.append(
+                        f"{layer.path or layer.scope}: permissions.additionalDirectories[{i}]: "
+                        "not a directory path (ignored)"
+                    )
+                    continue
+                dirs.append(normalize(d, base, self.home, self.windows))
+        for d in extra:
+            dirs.append(normalize(str(d), self.cwd, self.home, self.windows))
+        return list(dict.fromkeys(dirs))
+
+    def _resolve(self, path: str) -> str | None:
+        return None if self.windows else resolve(path)
+
+    def _load_rules(self, ordered: Sequence[ConfigLayer]) -> None:
+        managed_only = any(
+            isinstance(ly.data.get("permissions"), Mapping)
+            and ly.data["permissions"].get("allowManagedPermissionRulesOnly") is True
+            for ly in ordered if ly.scope == "managed"
+        )
+        for layer in ordered:
+            source = str(layer.path) if layer.path else layer.scope
+            perms = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
+            if perms is None:
+                continue
+            if not isinstance(perms, Mapping):
+                self.diagnostics.append(f"{source}: permissions: expected an object (ignored)")
+                continue
+            if managed_only and layer.scope != "managed":
+                if any(perms.get(lst) for lst in _LISTS):
+                    self.diagnostics.append(
+                        f"{source}: permission rules ignored (allowManagedPermissionRulesOnly is set)"
+                    )
+                continue
+            root = normalize(str(layer.root), self.cwd, self.home, self.windows) if layer.root else self.cwd
+            for lst in _LISTS:
+                entries = perms.get(lst)
+                if entries is None:
+                    continue
+                if isinstance(entries, str) or not isinstance(entries, Sequence):
+                    self.diagnostics.append(f"{source}: permissions.{lst}: expected a list of rules (ignored)")
+                    continue
+                for i, text in enumerate(entries):
+                    position = f"permissions.{lst}[{i}]"
+                    self._add_rule(text, lst, source, position, root)
+
+    def _add_rule(self, text: Any, lst: RuleList, source: str, position: str, root: str) -> None:
+        where = f"{source}: {position}"
+        try:
+            rule = parse_rule(text, lst, source, position)
+        except RuleSyntaxError as exc:
+            shown = text if isinstance(text, str) else repr(text)
+            if lst != "allow" and isinstance(text, str):
+                m = re.match(r"^\s*([A-Za-z0-9_.\-]+)", text)
+                if m:
+                    self.diagnostics.append(
+                        f"{where}: malformed rule {shown!r}: {exc}; applied to every {m.group(1)} call "
+                        "(a deny/ask rule that cannot be read fails closed)"
+                    )
+                    rule = Rule(text=text, lst=lst, source=source, position=position, tool=m.group(1),
+                                specifier=None)
+                    rule.root = root
+                    rule.target = fam.canonical_seed_name(rule.tool) or rule.tool
+                    rule.notes.append("malformed")
+                    self.rules[lst].append(rule)
+                    return
+            self.diagnostics.append(f"{where}: malformed rule {shown!r}: {exc} (ignored)")
+            return
+        rule.root = root
+        if rule.is_glob:
+            if lst == "allow" and not allow_glob_ok(rule.tool):
+                self.diagnostics.append(
+                    f"{where}: allow rule {text!r} skipped: an allow rule may use a tool-name glob only "
+                    "after a literal mcp__<server>__ prefix"
+                )
+                return
+            if lst != "allow":
+                assert rule.tool_regex is not None
+                rule.tool_regex = re.compile(glob_to_regex(rule.tool), re.IGNORECASE)
+            if rule.specifier is not None and lst != "allow":
+                self.diagnostics.append(
+                    f"{where}: {text!r}: a tool-name glob cannot carry a specifier; applied to every "
+                    "matching tool"
+                )
+                rule.specifier = None
+            elif rule.specifier is not None:
+                self.diagnostics.append(f"{where}: {text!r}: a tool-name glob cannot carry a specifier (ignored)")
+                return
+            self.rules[lst].append(rule)
+            return
+        if rule.tool.startswith("mcp__") and "__" not in rule.tool[5:]:
+            rule.server = rule.tool[5:]
+        seed = fam.canonical_seed_name(rule.tool)
+        rule.target = seed or rule.tool
+        if seed is None and rule.tool not in fam.FAMILY_KINDS and lst != "allow" \
+                and "_" not in rule.tool and not rule.tool.startswith("mcp"):
+            self.diagnostics.append(f"{where}: {text!r} names no known tool (kept; it applies if one appears)")
+        if seed is not None and rule.specifier is not None:
+            family = fam.SEED_TOOLS[seed].family
+            if family != seed and fam.kind_of(family) in _PATH_KINDS and rule.param() is None:
+                if lst == "allow":
+                    rule.notes.append(f"applies to {seed} only")
+                else:
+                    self.diagnostics.append(
+                        f"{where}: {text!r}: path rules belong to {family}(...); applied as {family}({rule.specifier})"
+                    )
+                    rule.target = family
+        self.rules[lst].append(rule)
+
+    # -- rule views ------------------------------------------------------------------------
+    def _applies(self, rule: Rule, name: str, family: str) -> bool:
+        if rule.tool_regex is not None:
+            return bool(rule.tool_regex.match(name) or rule.tool_regex.match(family))
+        if rule.server is not None:
+            return name.startswith(f"mcp__{rule.server}__") or name == rule.tool
+        if rule.lst == "allow":
+            return rule.target in (name, family)
+        return name_key(rule.target) in (name_key(name), name_key(family))
+
+    def _interpret(self, rule: Rule, kind: str, fields: frozenset[str] | None, tool: Tool | None,
+                   report: bool) -> list[tuple[str, Any]]:
+        """How a rule's specifier reads for a family kind: bare / param / path / cmd / ..."""
+        spec = rule.specifier
+        lst = rule.lst
+        if spec is None:
+            return [("bare", None)]
+        where = f"{rule.where}: {rule.text!r}"
+        param = rule.param()
+
+        def note(msg: str) -> None:
+            if report:
+                self.diagnostics.append(f"{where}: {msg}")
+
+        def as_param() -> list[tuple[str, Any]]:
+            assert param is not None
+            if lst == "allow":
+                note("parameter rules (param:value) work only in deny and ask lists (ignored)")
+                return []
+            if param[0] in fam.PRIMARY_FIELDS:
+                note(f"'{param[0]}' is the call's primary content; a parameter rule on it is easy to bypass "
+                     "(applied to the literal value)")
+            return [("param", param)]
+
+        if kind in ("bash", "powershell"):
+            if spec.strip() == "*":
+                return [("bare", None)]
+            items: list[tuple[str, Any]] = [("cmd", spec)]
+            if param and lst != "allow" and fields and param[0] in fields and param[0] != "command":
+                items.append(("param", param))
+            return items
+        if kind in _PATH_KINDS:
+            if param and fields is not None and param[0] in fields:
+                return as_param()
+            return [("path", spec)]
+        if kind == "webfetch":
+            if param and param[0] == "domain":
+                return [("domain", param[1])]
+            if param:
+                return as_param()
+            if spec.strip() == "*":
+                return [("bare", None)]
+            if lst == "allow":
+                note("WebFetch rules take 'domain:HOST' (ignored)")
+                return []
+            note("WebFetch rules take 'domain:HOST'; read as a domain")
+            return [("domain", spec)]
+        if kind in ("skill", "agent"):
+            if param and fields is not None and param[0] in fields:
+                return as_param()
+            return [("name", spec)]
+        # bare families, MCP and third-party tools
+        if tool is not None and tool.specifier_matcher is not None:
+            items = [("custom", spec)]
+            if param and lst != "allow" and fields and param[0] in fields:
+                items.append(("param", param))
+            return items
+        if param:
+            return as_param()
+        if lst == "allow":
+            note(f"{rule.tool} takes no specifier (ignored)")
+            return []
+        note(f"{rule.tool} takes no specifier; applied to every {rule.tool} call")
+        return [("bare", None)]
+
+    def _path_regex(self, rule: Rule, spec: str, generous: bool, report: bool) -> str | None:
+        key = (id(rule), generous)
+        if key in self._regex_cache:
+            return self._regex_cache[key]
+        rx: str | None
+        try:
+            rx = compile_path_regex(pattern_to_abs(spec, rule.root or self.cwd, self.ctx, generous))
+            re.compile(rx)
+        except Exception as exc:
+            rx = None
+            if report:
+                self.diagnostics.append(f"{rule.where}: {rule.text!r}: cannot read the path pattern: {exc}")
+        self._regex_cache[key] = rx
+        return rx
+
+    def _view(self, name: str, family: str, kind: str, tool: Tool | None, report: bool = False) -> _View:
+        key = (name, family, kind, id(tool.specifier_matcher) if tool and tool.specifier_matcher else None,
+               id(tool.input_model) if tool else None)
+        cached = self._views.get(key)
+        if cached is not None:
+            return cached
+        fields = fam.known_fields(name, tool)
+        v = _View()
+        for lst in _LISTS:
+            generous = lst != "allow"
+            flags = re.IGNORECASE if generous else 0
+            bare: Rule | None = None
+            params: list[tuple[Rule, str, re.Pattern[str]]] = []
+            cmds: list[tuple[Rule, str]] = []
+            paths: list[tuple[str, object]] = []
+            names: list[tuple[Rule, re.Pattern[str]]] = []
+            custom: list[tuple[Rule, str]] = []
+            sources = [r for r in self.rules[lst] if self._applies(r, name, family)]
+            if kind == "read" and lst == "allow":
+                sources += [r for r in self.rules["allow"] if r.target == "Edit" and r not in sources
+                            and r.specifier is not None]
+            if kind == "edit" and lst != "allow":
+                sources += [r for r in self.rules[lst] if name_key(r.target) == name_key("Read")
+                            and r not in sources and r.specifier is not None]
+            for r in sources:
+                r_kind = kind
+                if kind == "read" and r.target == "Edit":
+                    r_kind = "edit"
+                for what, data in self._interpret(r, kind if r_kind == kind else "edit", fields, tool, report):
+                    if what == "bare":
+                        if bare is None:
+                            bare = r
+                    elif what == "param":
+                        params.append((r, data[0], re.compile(_param_regex(data[1]), flags | re.DOTALL)))
+                    elif what == "cmd":
+                        cmds.append((r, data))
+                    elif what == "path":
+                        rx = self._path_regex(r, data, generous, report)
+                        if rx is not None:
+                            paths.append((rx, r))
+                    elif what == "domain":
+                        names.append((r, re.compile(wf.domain_regex(data), re.IGNORECASE)))
+                        v.domain_rules_exist = True
+                    elif what == "name":
+                        names.append((r, re.compile(bashmod.bash_pattern_regex(data), flags)))
+                    elif what == "custom":
+                        custom.append((r, data))
+            v.bare[lst] = bare
+            v.params[lst] = params
+            v.cmd[lst] = bashmod.CommandRules(cmds, ignore_case=generous or kind == "powershell")
+            v.path[lst] = PathMatcher(paths, ignore_case=generous or self.windows)
+            v.names[lst] = names
+            v.custom[lst] = custom
+        self._views[key] = v
+        return v
+
+    def _precompile(self) -> None:
+        """Interpret every rule once for its own family, so problems are reported up front."""
+        seen: set[tuple[str, str]] = set()
+        for lst in _LISTS:
+            for r in self.rules[lst]:
+                if r.tool_regex is not None or r.server is not None:
+                    continue
+                family = fam.family_of(r.target)
+                key = (r.target, family)
+                if key in seen:
+                    continue
+                seen.add(key)
+                self._view(r.target, family, fam.kind_of(family), None, report=True)
+
+    def _bases(self, lists: Sequence[str]) -> list[tuple[str, Rule]]:
+        out: list[tuple[str, Rule]] = []
+        for lst in lists:
+            for r in self.rules[lst]:
+                if r.specifier is None or name_key(r.target) not in (name_key("Read"), name_key("Edit")):
+                    continue
+                try:
+                    out.append((literal_base(pattern_to_abs(r.specifier, r.root or self.cwd, self.ctx, True)), r))
+                except Exception:
+                    continue
+        return out
+
+    # -- public ----------------------------------------------------------------------------
+    def check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None = None) -> PermissionDecision:
+        """Decide one call; never raises (an internal error asks, or denies in dontAsk)."""
+        try:
+            return self._check(tool_name, tool_input, tool)
+        except Exception as exc:  # the checker must never take the host down
+            return self._ask(None, f"the permission check failed ({type(exc).__name__}); asking to be safe",
+                             hard=True)
+        except RecursionError:  # pragma: no cover - RecursionError is an Exception subclass
+            return self._ask(None, "input nested too deeply to check", hard=True)
+
+    def is_read_denied(self, path: str) -> bool:
+        """Whether Read deny rules cover ``path`` (for tools that filter search results)."""
+        try:
+            lexical = normalize(path, self.cwd, self.home, self.windows)
+            return self._path_rule(self._read_view, "deny", lexical) is not None
+        except Exception:
+            return True
+
+    # -- decision helpers ------------------------------------------------------------------
+    def _decision(self, decision: str, rule: Rule | None, reason: str) -> PermissionDecision:
+        return PermissionDecision(
+            decision=decision,  # type: ignore[arg-type]
+            rule=rule.text if rule else None,
+            source=rule.source if rule else None,
+            reason=reason,
+        )
+
+    def _ask(self, rule: Rule | None, reason: str, hard: bool = False) -> PermissionDecision:
+        if self.mode == "dontAsk":
+            return self._decision("deny", rule, f"{reason} (dontAsk mode denies what would prompt)")
+        return self._decision("ask", rule, reason)
+
+    def _check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
+        name = tool.name if tool is not None else (fam.canonical_seed_name(str(tool_name)) or str(tool_name))
+        family = fam.family_of(name, tool)
+        kind = fam.kind_of(family)
+        if tool is not None and tool.permission_family is None and fam.canonical_seed_name(name) is None:
+            kind = fam.kind_of(family)
+        data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
+        view = self._view(name, family, kind, tool)
+
+        # 1. deny, 2. ask: bare and parameter rules
+        for lst in ("deny", "ask"):
+            r = view.bare[lst]
+            if r is not None:
+                reason = f"{name} is {'denied' if lst == 'deny' else 'set to ask'} by {r.text}"
+                return self._decision("deny", r, reason) if lst == "deny" else self._ask(r, reason)
+            for r, pname, rx in view.params[lst]:
+                value = _scalar(data.get(pname)) if pname in data else None
+                if value is not None and rx.match(value):
+                    reason = f"{name} {pname}={value!r} matches {r.text}"
+                    return self._decision("deny", r, reason) if lst == "deny" else self._ask(r, reason)
+
+        if kind == "bash":
+            out = self._bash(view, data, name)
+        elif kind == "powershell":
+            out = self._powershell(view, data)
+        elif kind in _PATH_KINDS:
+            out = self._paths(view, kind, name, data, tool)
+        elif kind == "webfetch":
+            out = self._webfetch(view, data)
+        elif kind in ("skill", "agent"):
+            out = self._named(view, kind, name, data, tool)
+        else:
+            out = self._other(view, name, data, tool)
+        return self._combine(view, name, kind, out)
+
+    def _combine(self, view: _View, name: str, kind: str, out: _Outcome) -> PermissionDecision:
+        if out.deny is not None:
+            return self._decision("deny", out.deny[0], out.deny[1])
+        if out.ask is not None:
+            return self._ask(out.ask[0], out.ask[1])
+        if out.hard_ask is not None:
+            return self._ask(None, out.hard_ask, hard=True)
+        if self.mode == "bypassPermissions":
+            return self._decision("allow", None, "bypassPermissions mode approves the call")
+        if out.protected is not None:
+            return self._ask(None, f"{out.protected}; protected paths always prompt")
+        if out.is_edit and self.mode == "plan":
+            return self._ask(None, f"plan mode: {out.edit_reason or 'edits'} must wait for an approved plan")
+        if out.is_edit and out.edit_in_scope and self.mode == "acceptEdits":
+            return self._decision("allow", None, f"acceptEdits mode approves {out.edit_reason or 'the edit'}")
+        bare_allow = view.bare["allow"]
+        if bare_allow is not None:
+            return self._decision("allow", bare_allow, f"{name} is allowed by {bare_allow.text}")
+        if out.allow is not None:
+            return self._decision("allow", out.allow[0], out.allow[1])
+        if out.default_ok is not None:
+            return self._decision("allow", None, out.default_ok)
+        return self._ask(None, out.unapproved or f"{name} needs permission and no rule allows it")
+
+    # -- families --------------------------------------------------------------------------
+    def _path_rule(self, view: _View, lst: str, lexical: str, resolved: str | None = None) -> Rule | None:
+        paths = [lexical] if resolved is None or resolved == lexical else [lexical, resolved]
+        m = view.path[lst]
+        if lst == "allow":
+            hit = m.matches_all(paths)
+        else:
+            hit = m.first(paths)
+        return hit if isinstance(hit, Rule) else None
+
+    def _inside(self, lexical: str, resolved: str | None) -> bool:
+        if not any(inside(lexical, d) for d in self.workdirs):
+            return False
+        if resolved is None:
+            return True
+        return any(inside(resolved, d) for d in self.workdirs_resolved) or any(
+            inside(resolved, d) for d in self.workdirs
+        )
+
+    def _input_paths(self, kind: str, name: str, data: Mapping[str, Any]) -> tuple[list[str], bool]:
+        """Raw paths a path-family call touches; the bool says the list is complete."""
+        raws: list[str] = []
+        complete = True
+        for key in fam.PATH_FIELDS:
+            v = data.get(key)
+            if isinstance(v, str) and v:
+                raws.append(v)
+            elif v is not None and not isinstance(v, str):
+                complete = False
+        for key in ("paths", "file_paths", "files"):
+            v = data.get(key)
+            if isinstance(v, list):
+                for item in v:
+                    if isinstance(item, str):
+                        raws.append(item)
+                    else:
+                        complete = False
+        patch = data.get("patch") if isinstance(data.get("patch"), str) else data.get("input")
+        if isinstance(patch, str) and kind == "edit":
+            for m in re.finditer(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+)$",
+                                 patch, re.MULTILINE):
+                p = m.group(1).strip()
+                if p == "/dev/null":
+                    continue
+                if re.match(r"^[ab]/", p) and m.group(0).startswith(("+++", "---")):
+                    p = p[2:]
+                raws.append(p.split("\t")[0])
+        pattern = data.get("pattern")
+        if name == "Glob" and isinstance(pattern, str) and pattern:
+            base = data.get("path") if isinstance(data.get("path"), str) and data.get("path") else "."
+            joined = pattern if pattern.startswith(("/", "~")) else f"{base}/{pattern}"
+            raws = [p for p in raws if p != base] + [_glob_literal(joined)]
+        return raws, complete
+
+    def _paths(self, view: _View, kind: str, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
+        out = _Outcome(is_edit=kind == "edit")
+        raws, complete = self._input_paths(kind, name, data)
+        if not raws:
+            if kind == "edit" or not complete:
+                out.unapproved = f"{name}: no file path to check"
+                return out
+            raws = ["."]
+        all_allowed: Rule | None = None
+        allow_ok = True
+        inside_all = True
+        protected = None
+        for raw in raws:
+            lexical = normalize(raw, self.cwd, self.home, self.windows)
+            resolved = self._resolve(lexical)
+            for lst in ("deny", "ask"):
+                r = self._path_rule(view, lst, lexical, resolved)
+                if r is not None:
+                    shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
+                    verb = "denies" if lst == "deny" else "requires a prompt for"
+                    if lst == "deny" and out.deny is None:
+                        out.deny = (r, f"{r.text} {verb} {name} on {shown}")
+                    elif lst == "ask" and out.ask is None:
+                        out.ask = (r, f"{r.text} {verb} {name} on {shown}")
+            a = self._path_rule(view, "allow", lexical, resolved)
+            if a is None:
+                allow_ok = False
+            elif all_allowed is None:
+                all_allowed = a
+            if not self._inside(lexical, resolved):
+                inside_all = False
+            if kind == "edit" and protected is None and (
+                is_protected(lexical) or (resolved is not None and is_protected(resolved))
+            ):
+                protected = f"{name} writes the protected path {lexical}"
+        if kind == "edit":
+            out.protected = protected
+            out.edit_in_scope = inside_all and protected is None
+            out.edit_reason = f"{name} on {', '.join(raws)}"
+        if allow_ok and all_allowed is not None:
+            out.allow = (all_allowed, f"{all_allowed.text} allows {name} on {', '.join(raws)}")
+        if kind == "read":
+            needs = fam.requires_permission(name, tool)
+            if inside_all and not needs:
+                out.default_ok = f"{name} inside the working directories needs no permission"
+            elif not inside_all:
+                out.unapproved = f"{name} outside the working directories ({', '.join(raws)}) needs permission"
+        if not out.unapproved:
+            out.unapproved = f"{name} on {', '.join(raws)} needs permission and no rule allows it"
+        return out
+
+    def _webfetch(self, view: _View, data: Mapping[str, Any]) -> _Outcome:
+        out = _Outcome()
+        url = data.get("url")
+        hosts, clean = wf.url_hosts(url) if isinstance(url, str) else ([], False)
+        if not hosts:
+            out.unapproved = f"WebFetch: cannot find a host in {url!r}"
+            return out
+        for lst in ("deny", "ask"):
+            for r, rx in view.names[lst]:
+                hit = next((h for h in hosts if rx.match(h)), None)
+                if hit is not None:
+                    reason = f"{r.text} matches host {hit}"
+                    if lst == "deny":
+                        out.deny = out.deny or (r, reason)
+                    else:
+                        out.ask = out.ask or (r, reason)
+        if clean:
+            for r, rx in view.names["allow"]:
+                if all(rx.match(h) for h in hosts):
+                    out.allow = (r, f"{r.text} allows host {hosts[0]}")
+                    break
+            if hosts[0] in wf.PREAPPROVED_DOMAINS:
+                out.default_ok = f"{hosts[0]} is a preapproved documentation domain"
+        out.unapproved = (f"WebFetch of host {hosts[0]} needs permission" if clean
+                          else f"WebFetch: the host of {url!r} is ambiguous ({', '.join(hosts)})")
+        return out
+
+    def _named(self, view: _View, kind: str, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
+        out = _Outcome()
+        if kind == "skill":
+            skill = data.get("skill") if isinstance(data.get("skill"), str) else data.get("name")
+            skill = skill.lstrip("/") if isinstance(skill, str) else ""
+            args = data.get("args")
+            argstr = " ".join(args.split()) if isinstance(args, str) else ""
+            views = [skill, f"{skill} {argstr}".strip()]
+        else:
+            sub = data.get("subagent_type")
+            views = [sub if isinstance(sub, str) else "general-purpose"]
+        for lst in _LISTS:
+            for r, rx in view.names[lst]:
+                if (lst == "allow" and all(rx.match(v) for v in views[-1:])) or (
+                    lst != "allow" and any(rx.match(v) for v in views)
+                ):
+                    reason = f"{name} {views[-1]!r} matches {r.text}"
+                    if lst == "deny":
+                        out.deny = out.deny or (r, reason)
+                    elif lst == "ask":
+                        out.ask = out.ask or (r, reason)
+                    elif out.allow is None:
+                        out.allow = (r, reason)
+        if not fam.requires_permission(name, tool):
+            out.default_ok = f"{name} needs no permission"
+        out.unapproved = f"{name} {views[-1]!r} needs permission"
+        return out
+
+    def _other(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
+        out = _Outcome()
+        if tool is not None and tool.specifier_matcher is not None:
+            for lst in _LISTS:
+                for r, spec in view.custom[lst]:
+                    try:
+                        hit = bool(tool.specifier_matcher(spec, data))
+                    except Exception:
+                        hit = lst != "allow"  # a failing matcher never approves, always restricts
+                    if hit:
+                        reason = f"{name} matches {r.text}"
+                        if lst == "deny":
+                            out.deny = out.deny or (r, reason)
+                        elif lst == "ask":
+                            out.ask = out.ask or (r, reason)
+                        elif out.allow is None:
+                            out.allow = (r, reason)
+        if not fam.requires_permission(name, tool) and not name.startswith("mcp__"):
+            out.default_ok = f"{name} needs no permission"
+        out.unapproved = f"{name} needs permission and no rule allows it"
+        return out
+
+    def _powershell(self, view: _View, data: Mapping[str, Any]) -> _Outcome:
+        out = _Outcome()
+        command = data.get("command")
+        if not isinstance(command, str) or not command.strip():
+            out.unapproved = "PowerShell: no command to check"
+            return out
+        script = ps.split(command)
+        approved: list[str] = []
+        allow_rule: Rule | None = None
+        unapproved = ""
+        for stmt in script.statements:
+            canon = ps.canonical(stmt)
+            views = list(dict.fromkeys([canon, " ".join(stmt.split())]))
+            for lst in ("deny", "ask"):
+                r = view.cmd[lst].match(views)
+                if r is not None:
+                    reason = f"'{canon}' matches {r.text}"
+                    if lst == "deny":
+                        out.deny = out.deny or (r, reason)
+                    else:
+                        out.ask = out.ask or (r, reason)
+            head = canon.split(" ", 1)[0].lower()
+            r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
+            if r is not None:
+                allow_rule = allow_rule or r
+                approved.append(canon)
+            elif not unapproved:
+                unapproved = f"'{canon}' needs permission"
+        if script.problems:
+            out.hard_ask = f"cannot analyse the PowerShell command: {script.problems[0]}"
+        if not unapproved and allow_rule is not None:
+            out.allow = (allow_rule, f"every statement is allowed ({allow_rule.text})")
+        out.unapproved = unapproved or "PowerShell command needs permission"
+        return out
+
+    def _bash(self, view: _View, data: Mapping[str, Any], name: str) -> _Outcome:
+        out = _Outcome()
+        command = data.get("command")
+        if not isinstance(command, str):
+            if "ws" in data:
+                out.unapproved = f"{name}: opening a WebSocket always asks"
+            else:
+                out.unapproved = f"{name}: no command to check"
+            return out
+        result = bashmod.analyse(command, _Oracle(self), view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
+        if result.deny is not None:
+            out.deny = (result.deny, result.deny_reason)
+        if result.ask_rule is not None:
+            out.ask = (result.ask_rule, result.ask_reason)
+        out.hard_ask = result.hard_ask
+        out.protected = result.protected
+        if result.unapproved is None:
+            if result.needs_edit_mode is None:
+                if result.allow_rule is not None:
+                    out.allow = (result.allow_rule, "every subcommand is approved: " + "; ".join(result.approvals))
+                else:
+                    out.default_ok = "read-only command: " + "; ".join(result.approvals)
+            else:
+                out.is_edit = True
+                out.edit_in_scope = True
+                out.edit_reason = result.needs_edit_mode
+                out.unapproved = f"{result.needs_edit_mode}: needs permission"
+        else:
+            out.unapproved = result.unapproved
+            if result.needs_edit_mode is not None:
+                out.is_edit = True
+                out.edit_reason = result.needs_edit_mode
+        return out
+
+
+class _Oracle:
+    """What the Bash analysis asks the engine about files (Read/Edit rules, working dirs)."""
+
+    def __init__(self, engine: PermissionEngine) -> None:
+        self.e = engine
+        self.cwd = engine.cwd
+        self.home = engine.home
+        self.windows = engine.windows
+        self.workdirs = engine.workdirs
+
+    def _verdict(self, view: _View, path: str, write: bool) -> bashmod.FileVerdict:
+        e = self.e
+        lexical = collapse(path)
+        resolved = e._resolve(lexical)
+        v = bashmod.FileVerdict()
+        v.deny = e._path_rule(view, "deny", lexical, resolved)
+        v.ask = e._path_rule(view, "ask", lexical, resolved)
+        v.allow = e._path_rule(view, "allow", lexical, resolved)
+        v.inside = e._inside(lexical, resolved)
+        if write:
+            v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
+        return v
+
+    def read_verdict(self, path: str) -> bashmod.FileVerdict:
+        return self._verdict(self.e._read_view, path, False)
+
+    def write_verdict(self, path: str) -> bashmod.FileVerdict:
+        return self._verdict(self.e._edit_view, path, True)
+
+    def deny_under(self, directory: str) -> Rule | None:
+        d = collapse(directory).lower()
+        for base, rule in self.e._deny_bases:
+            b = base.lower()
+            if inside(b, d) or inside(d, b):
+                return rule
+        return None
+
+    def has_path_denies(self) -> bool:
+        return bool(self.e._deny_bases)
+
+
+def _glob_literal(pattern: str) -> str:
+    parts = pattern.split("/")
+    out: list[str] = []
+    for seg in parts:
+        if any(c in seg for c in "*?[{"):
+            break
+        out.append(seg)
+    joined = "/".join(out)
+    return joined or ("/" if pattern.startswith("/") else ".")

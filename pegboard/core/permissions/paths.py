@@ -1,0 +1,221 @@
+"""Path handling for ``Read(...)`` / ``Edit(...)`` rules: normalising, anchoring, matching.
+
+Every spelling of a path (relative, ``~``, ``$HOME``, ``..``, Windows ``C:\\x``) is reduced to
+one absolute POSIX form before any rule sees it, so a rule cannot be dodged by respelling.
+Rule patterns are gitignore patterns (translated by ``pathspec``) anchored to an absolute
+directory once, when the engine is built. Deny and ask patterns match case-insensitively,
+allow patterns exactly. Containment compares whole path components, never string prefixes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+_DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+
+#: Directories no allow rule or mode (short of bypass) approves writes into.
+PROTECTED_DIRS = frozenset({
+    ".git", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn", ".claude",
+    ".pegboard",
+})
+#: Sub-directories of a protected directory that are not protected.
+PROTECTED_DIR_EXCEPTIONS = frozenset({(".claude", "worktrees"), (".pegboard", "worktrees")})
+#: Protected files, by base name.
+PROTECTED_FILES = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".bash_logout", ".zshrc", ".zprofile",
+    ".zshenv", ".zlogin", ".zlogout", ".profile", ".envrc", ".gitconfig", ".gitmodules", ".npmrc",
+    ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnpmfile.cjs", "bunfig.toml",
+    ".bunfig.toml", ".bazelrc", ".bazelversion", ".bazeliskrc", "gradle-wrapper.properties",
+    "maven-wrapper.properties", ".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml",
+    ".lefthook.yml", ".lefthook.yaml", ".devcontainer.json", ".ripgreprc", "pyrightconfig.json",
+    ".mcp.json", ".claude.json", ".gitattributes", ".gitignore_global",
+})
+
+
+def is_windows_path(path: str) -> bool:
+    return bool(_DRIVE.match(path)) or path.startswith("\\\\")
+
+
+def to_posix(path: str, windows: bool = False) -> str:
+    """``C:\\Users\\x`` -> ``/c/Users/x``; UNC ``\\\\srv\\share`` -> ``//srv/share``."""
+    m = _DRIVE.match(path)
+    if m:
+        return "/" + m.group(1).lower() + "/" + path[2:].replace("\\", "/").lstrip("/")
+    if path.startswith("\\\\"):
+        return "//" + path[2:].replace("\\", "/")
+    if windows:
+        return path.replace("\\", "/")
+    return path
+
+
+def collapse(path: str) -> str:
+    """Lexically normalise an absolute path: drop ``.`` and empty parts, apply ``..``.
+
+    ``..`` at the root stays at the root, so the result never escapes ``/``.
+    """
+    parts: list[str] = []
+    for seg in path.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(seg)
+    return "/" + "/".join(parts)
+
+
+def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
+    """The absolute, lexically normalised POSIX form of ``raw`` (relative to ``base``)."""
+    p = to_posix(raw, windows)
+    if p == "~" or p.startswith("~/"):
+        p = home + p[1:]
+    else:
+        p = _HOME_VAR.sub(lambda _m: home, p, count=1)
+    if not p.startswith("/"):
+        p = base.rstrip("/") + "/" + p
+    return collapse(p)
+
+
+def resolve(path: str) -> str | None:
+    """The symlink-resolved form of an absolute path (as far as it exists), or ``None``."""
+    try:
+        return collapse(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
+
+
+def inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it (component-wise, not a string prefix)."""
+    if directory == "/":
+        return True
+    return path == directory or path.startswith(directory + "/")
+
+
+def is_protected(path: str) -> bool:
+    """Whether ``path`` is a protected file or lies inside a protected directory."""
+    parts = path.lower().split("/")
+    for i, part in enumerate(parts):
+        if part in PROTECTED_DIRS:
+            nxt = parts[i + 1] if i + 1 < len(parts) else ""
+            if (part, nxt) in PROTECTED_DIR_EXCEPTIONS:
+                continue
+            return True
+        if part == ".config" and i + 1 < len(parts) and parts[i + 1] == "git":
+            return True
+    return bool(parts) and parts[-1] in PROTECTED_FILES
+
+
+@dataclass(frozen=True)
+class PathContext:
+    """Where relative rule patterns and input paths are anchored."""
+
+    cwd: str
+    home: str
+    windows: bool = False
+
+
+def _single_segment_dir(rest: str) -> bool:
+    return bool(re.fullmatch(r"[^/]+/(\*\*)?", rest))
+
+
+def pattern_to_abs(spec: str, root: str, ctx: PathContext, generous: bool) -> str:
+    """The absolute gitignore pattern a rule specifier stands for.
+
+    ``//p`` absolute, ``~/p`` home, ``/p`` the settings source's root, ``./p`` and ``p`` the
+    cwd. A bare name (no ``/``) matches at any depth under its anchor; a single-segment
+    directory pattern (``src/**``) does too in deny/ask rules (``generous``), not in allow.
+    """
+    s = spec.strip()
+    if ctx.windows or is_windows_path(s):
+        s = to_posix(s, True)
+        if _DRIVE.match(spec.strip()) or spec.strip().startswith("\\\\"):
+            s = "/" + s  # an absolute Windows path is an absolute rule
+    anchored = True
+    if s.startswith("//"):
+        base, rest = "/", s[2:]
+    elif s == "~" or s.startswith("~/"):
+        base, rest = ctx.home, s[2:]
+    elif _HOME_VAR.match(s):
+        base, rest = ctx.home, _HOME_VAR.sub("", s, count=1).lstrip("/")
+    elif s.startswith("/"):
+        base, rest = root, s[1:]
+    else:
+        base, rest = ctx.cwd, s
+        while rest.startswith("./"):
+            rest = rest[2:]
+        while rest.startswith("../"):
+            base = collapse(base + "/..")
+            rest = rest[3:]
+        if rest in (".", ".."):
+            base, rest = collapse(base + "/" + rest), ""
+        stripped = rest.rstrip("/")
+        if (stripped and "/" not in stripped) or (generous and _single_segment_dir(rest)):
+            anchored = False
+    base = collapse(base)
+    if not rest:
+        rest = "**"
+    prefix = "" if base == "/" else base
+    if anchored:
+        return prefix + "/" + rest
+    return prefix + "/**/" + rest
+
+
+def compile_path_regex(abs_pattern: str) -> str:
+    """A regex (anchored, to ``re.match`` a path without its leading ``/``) for the pattern."""
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(abs_pattern)
+    if regex is None or not include:
+        raise ValueError(f"pattern {abs_pattern!r} does not select paths")
+    return _NAMED_GROUP.sub("(?:", regex)
+
+
+class PathMatcher:
+    """A list of path patterns matched together (one combined regex, then the first rule)."""
+
+    def __init__(self, entries: Sequence[tuple[str, object]], ignore_case: bool) -> None:
+        flags = re.IGNORECASE if ignore_case else 0
+        self.entries = [(re.compile(rx, flags), item) for rx, item in entries]
+        self.combined = re.compile("|".join(f"(?:{rx})" for rx, _ in entries), flags) if entries else None
+
+    def first(self, paths: Iterable[str]) -> object | None:
+        """The first item whose pattern matches any of ``paths`` (absolute), else ``None``."""
+        if self.combined is None:
+            return None
+        rels = [p[1:] for p in paths]
+        if not any(self.combined.match(r) or self.combined.match(r + "/") for r in rels):
+            return None
+        for rx, item in self.entries:
+            for r in rels:
+                if rx.match(r) or rx.match(r + "/"):
+                    return item
+        return None
+
+    def matches_all(self, paths: Sequence[str]) -> object | None:
+        """The first item whose pattern matches every one of ``paths`` (allow: link and target)."""
+        if self.combined is None or not paths:
+            return None
+        rels = [p[1:] for p in paths]
+        if not all(self.combined.match(r) for r in rels):
+            return None
+        for rx, item in self.entries:
+            if all(rx.match(r) for r in rels):
+                return item
+        return None
+
+
+def literal_base(abs_pattern: str) -> str:
+    """The deepest directory of an absolute pattern that holds no glob characters."""
+    parts = abs_pattern.split("/")
+    out: list[str] = []
+    for seg in parts[1:-1]:
+        if any(c in seg for c in "*?[\\"):
+            break
+        out.append(seg)
+    return "/" + "/".join(out)
