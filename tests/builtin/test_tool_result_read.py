@@ -1,0 +1,29 @@
+"""Paging through a cut result with tool_result_read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pegboard_read
+import pegboard_tool_result_read
+from pegboard.testing import check_tool, isolated_pegboard
+
+
+def test_conforms() -> None:
+    check_tool(pegboard_tool_result_read.tool_result_read, {"ref": "result-x", "offset": 5})
+
+
+async def test_pages_through_a_cut_read(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"{i:05d} " + "x" * 90 + "\n" for i in range(2000)))
+    pb = isolated_pegboard(pegboard_read, pegboard_tool_result_read, cwd=tmp_path)
+    first = await pb.call("Read", {"file_path": str(big)})
+    assert first.metadata["truncated"] is True
+    ref = first.metadata["full_result_ref"]
+    page = await pb.call("tool_result_read", {"ref": ref, "offset": 100_000, "limit": 500})
+    assert not page.is_error
+    expected = pb.results.read(ref, 100_000, 500)
+    assert expected and page.text.startswith(expected)
+    assert "continue with offset=100500" in page.text
+    missing = await pb.call("tool_result_read", {"ref": "result-nope"})
+    assert missing.is_error and "No stored result" in missing.text
