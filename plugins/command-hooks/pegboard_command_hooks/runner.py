@@ -91,15 +91,31 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def _stop_group(proc: asyncio.subprocess.Process) -> None:
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that also reports the moment the process exits.
+
+    ``Process.wait()`` returns only once every pipe is closed too, so a leftover child
+    holding stdout open would make a finished hook look hung.
+    """
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _stop_group(pid: int, exited: asyncio.Future[None]) -> None:
     """SIGTERM the handler's process group, then SIGKILL whatever is left of it."""
-    pgid = proc.pid  # start_new_session: the handler leads its own group
-    _killpg(pgid, signal.SIGTERM)
+    _killpg(pid, signal.SIGTERM)  # start_new_session: the handler leads its own group
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), TERM_GRACE_SECONDS)
-    _killpg(pgid, signal.SIGKILL)  # also reaches children that ignore SIGTERM after the leader died
-    with contextlib.suppress(ProcessLookupError):
-        await proc.wait()
+        await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_SECONDS)
+    _killpg(pid, signal.SIGKILL)  # also reaches children that ignore SIGTERM after the leader died
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(exited), TERM_GRACE_SECONDS)
 
 
 async def run_command(
@@ -115,9 +131,11 @@ async def run_command(
     """Run a handler in exec form (``argv``) or shell form (``shell_command`` via ``/bin/sh -c``)."""
     limit = MAX_OUTPUT_BYTES if max_output is None else max_output
     program = list(argv) if argv is not None else [SHELL, "-c", shell_command or ""]
+    loop = asyncio.get_running_loop()
     started = time.perf_counter()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(65536, loop),
             *program,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -133,22 +151,23 @@ async def run_command(
             duration_ms=(time.perf_counter() - started) * 1000,
             failure=f"could not start {program[0]!r}: {reason}",
         )
+    pid = transport.get_pid()
     out, err = _Capture(limit), _Capture(limit)
     tasks = [
-        asyncio.ensure_future(out.drain(proc.stdout)),
-        asyncio.ensure_future(err.drain(proc.stderr)),
-        asyncio.ensure_future(_feed(proc.stdin, stdin_data)),
+        asyncio.ensure_future(out.drain(protocol.stdout)),
+        asyncio.ensure_future(err.drain(protocol.stderr)),
+        asyncio.ensure_future(_feed(protocol.stdin, stdin_data)),
     ]
     failure: str | None = None
     try:
         try:
-            await asyncio.wait_for(proc.wait(), timeout)
+            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             failure = f"timed out after {timeout:g} s (process group killed)"
-            await _stop_group(proc)
+            await _stop_group(pid, protocol.exited)
         await asyncio.wait(tasks, timeout=PIPE_GRACE_SECONDS)
     except asyncio.CancelledError:
-        await asyncio.shield(_stop_group(proc))
+        await asyncio.shield(_stop_group(pid, protocol.exited))
         raise
     finally:
         for task in tasks:
@@ -157,7 +176,8 @@ async def run_command(
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-    code = proc.returncode
+        transport.close()
+    code = transport.get_returncode()
     outcome = RawOutcome(
         code,
         stdout=out.text(),
