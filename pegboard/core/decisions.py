@@ -54,10 +54,15 @@ class PermissionDecision(BaseModel):
 
 
 def strongest_permission(decisions: Iterable[PermissionDecision]) -> PermissionDecision | None:
-    """Combine permission decisions: deny > ask > allow; the first of equal rank wins."""
+    """Combine permission decisions: deny > ask > allow.
+
+    Of equal rank, the first naming a rule wins, else the first: a rule's ask must not hide
+    behind a tool-default ask (a hook ``allow`` may settle the latter, never the former).
+    """
     best: PermissionDecision | None = None
     for d in decisions:
-        if best is None or _PERMISSION_RANK[d.decision] > _PERMISSION_RANK[best.decision]:
+        rank, best_rank = _PERMISSION_RANK[d.decision], _PERMISSION_RANK[best.decision] if best else 0
+        if best is None or rank > best_rank or (rank == best_rank and best.rule is None and d.rule is not None):
             best = d
     return best
 

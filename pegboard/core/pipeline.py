@@ -236,6 +236,18 @@ class CallPipeline:
             self._collect(settled, state)
             if settled.updated_input is not None:
                 self._revalidate(call, settled, plugin)
+                # a rewritten input is checked against the rules again: a deny rule refuses it,
+                # an ask rule it newly meets goes to the approver instead of this hook's allow
+                recheck = await self.pb.decide_permission(call, ctx, state.hook_errors)
+                if recheck.decision == "deny" or (
+                    recheck.decision == "ask" and recheck.rule is not None and recheck.rule != decision.rule
+                ):
+                    decision = state.permission = recheck
+                    if recheck.decision == "deny":
+                        raise CallRefused(
+                            ToolResult.refusal(Reason.DENIED, deny_message(call, recheck), rule=recheck.rule)
+                        )
+                    break
             if settled.decision == "allow":
                 return
             if settled.decision == "deny":
