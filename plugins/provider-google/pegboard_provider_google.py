@@ -90,6 +90,7 @@ def _merge_all_of(node: Mapping[str, Any], parts: Sequence[Any], defs: Mapping[s
     out: dict[str, Any] = {}
     props: dict[str, Any] = {}
     required: list[str] = []
+    has_props = any("properties" in part for part in cleaned)
     for part in cleaned:
         for key, value in part.items():
             if key == "properties":
@@ -101,13 +102,16 @@ def _merge_all_of(node: Mapping[str, Any], parts: Sequence[Any], defs: Mapping[s
                 out[key] = value  # the node's own meta comes last and wins
             else:
                 out.setdefault(key, value)
-    if props:
+    if has_props:
         out["properties"] = props
         out["type"] = "object"
         out.pop("anyOf", None)
-    if required and props:
-        out["required"] = [r for r in required if r in props]
-    return out
+    kept = [r for r in required if r in props]
+    if kept:
+        out["required"] = kept
+    if "anyOf" in out:
+        out.pop("type", None)
+    return {k: out[k] for k in sorted(out, key=_key_order)}
 
 
 def _clean(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:

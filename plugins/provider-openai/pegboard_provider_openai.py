@@ -60,13 +60,28 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
 
 def to_strict_schema(schema: Any) -> dict[str, Any] | None:
     """``schema`` rewritten for strict mode, or ``None`` when it does not qualify."""
-    root = normalize_schema(schema)
+    root = normalize_schema(_inline_root_ref(schema))
     if root.get("type") != "object" or any(k in root for k in ("anyOf", "oneOf", "allOf", "$ref")):
         return None
     try:
         return _strict(root)
     except _NotStrict:
         return None
+
+
+def _inline_root_ref(schema: Any) -> Any:
+    """A root that is only a local ``$ref`` (pydantic does this for recursive models) becomes
+    its target, keeping the definitions so the inner references still resolve."""
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("$ref"), str) or "properties" in schema:
+        return schema
+    ref: str = schema["$ref"]
+    for key in ("$defs", "definitions"):
+        prefix = f"#/{key}/"
+        table = schema.get(key)
+        if ref.startswith(prefix) and isinstance(table, Mapping) and isinstance(table.get(ref[len(prefix):]), Mapping):
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return {**table[ref[len(prefix):]], **rest}
+    return schema
 
 
 def _strict(node: Any) -> dict[str, Any]:
@@ -80,6 +95,8 @@ def _strict(node: Any) -> dict[str, Any]:
         if not (isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], Mapping)):
             raise _NotStrict("allOf")
         out = {**{k: v for k, v in parts[0].items() if k not in DROPPED}, **out}
+        if any(k in out for k in UNSUPPORTED):
+            raise _NotStrict("an unsupported keyword")
     if "oneOf" in out:
         if "anyOf" in out:
             raise _NotStrict("anyOf and oneOf")
@@ -96,8 +113,9 @@ def _strict(node: Any) -> dict[str, Any]:
         return {k: v for k, v in out.items() if k in ("$ref", "description")}
     if "anyOf" in out:
         variants = out["anyOf"]
-        if not isinstance(variants, list) or not variants:
-            raise _NotStrict("anyOf")
+        if not isinstance(variants, list) or not variants or set(out) - {"anyOf", "description", "$defs",
+                                                                           "definitions"}:
+            raise _NotStrict("anyOf with sibling constraints")
         out["anyOf"] = [_strict(v) for v in variants]
         return out
     types = out.get("type")
@@ -111,7 +129,9 @@ def _strict(node: Any) -> dict[str, Any]:
         else:
             raise _NotStrict("an untyped value")
     names = set(types) if isinstance(types, list) else {types}
-    if "object" in names:
+    if not names or not all(isinstance(t, str) for t in names):
+        raise _NotStrict("a type that is not a name or a list of names")
+    if "object" in names or "properties" in out:
         props = out.get("properties")
         extra = out.get("additionalProperties")
         if not isinstance(props, Mapping) or (extra not in (None, False, True)):
@@ -126,7 +146,7 @@ def _strict(node: Any) -> dict[str, Any]:
         out["properties"] = strict_props
         out["required"] = list(strict_props)
         out["additionalProperties"] = False
-    if "array" in names:
+    if "array" in names or "items" in out:
         items = out.get("items")
         if not isinstance(items, Mapping):
             raise _NotStrict("an array without one item schema")
