@@ -91,7 +91,7 @@ class PluginSelection:
 
 def entry_points() -> list[Any]:
     """Entry points in group ``pegboard``, in a stable order."""
-    from importlib_metadata import entry_points as _entry_points
+    from importlib.metadata import entry_points as _entry_points
 
     eps = _entry_points(group=ENTRY_POINT_GROUP)
     return sorted(eps, key=lambda ep: (ep.dist.name if ep.dist else "", ep.name))

@@ -8,6 +8,7 @@ runs only when a name that is not built in is asked for.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -79,6 +80,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """Entry point: every error becomes a message and a non-zero exit, never a traceback."""
+    # The CLI loads no pydantic plugins; scanning every installed distribution for them
+    # would cost more than the rest of start-up.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         return cli.main(args=argv, prog_name="pegboard", standalone_mode=True)
     except KeyboardInterrupt:
