@@ -35,16 +35,16 @@ def case_data() -> dict[str, Any]:
     return data
 
 
-class _NoInput(BaseModel):
+class NoInput(BaseModel):
     pass
 
 
-async def _run(input: _NoInput, ctx: ToolContext) -> str:
+async def run_ok(input: NoInput, ctx: ToolContext) -> str:
     return "ok"
 
 
 def make_tool(name: str, aliases: Iterable[str] = (), **options: Any) -> Tool:
-    return Tool(name, f"The {name} test tool.", _NoInput, _run, aliases=tuple(aliases), **options)
+    return Tool(name, f"The {name} test tool.", NoInput, run_ok, aliases=tuple(aliases), **options)
 
 
 def aliases_for(name: str, aliases: Mapping[str, str]) -> list[str]:
