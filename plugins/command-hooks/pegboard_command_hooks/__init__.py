@@ -20,6 +20,7 @@ from pegboard_command_hooks.plugin import (
     session_end,
     session_start,
 )
+from pegboard_command_hooks.protocol import combine
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,7 @@ __all__ = [
     "Handler",
     "HandlerReport",
     "collect_handlers",
+    "combine",
     "decision_json",
     "event_name",
     "permission_request",
