@@ -145,6 +145,7 @@ class BashOutcome:
     protected: str | None = None  # a protected-path write (bypass allows)
     unapproved: str | None = None  # first part no rule, read-only set or mode approves
     needs_edit_mode: str | None = None  # approved only if the mode approves in-scope edits
+    writes: str | None = None  # the command writes files (plan mode holds it back)
     allow_rule: Rule | None = None
     approvals: list[str] = field(default_factory=list)
 
@@ -175,6 +176,7 @@ class _Unwrapped:
     exec_like: bool = False
     dangerous: str | None = None
     unknown_head: bool = False
+    via_xargs: bool = False  # operands come from stdin: never read-only
 
 
 def _name(word: str) -> str:
@@ -301,6 +303,7 @@ class _Analysis:
                 allow_block = f"assignment to {name_}"
                 break
         acur: list[Word] | None = list(seg.words)
+        via_xargs = False
         for _ in range(24):
             if not acur:
                 break
@@ -314,11 +317,13 @@ class _Analysis:
                 continue
             if first == "xargs" and len(acur) > 1 and not acur[1].value.startswith("-"):
                 acur = acur[1:]
+                via_xargs = True
                 continue
             break
         if seg.kind != "command":
-            allow_block = allow_block or {"assignment": None, "declaration": "declaration"}.get(seg.kind, seg.kind)
-            if seg.kind == "assignment" and allow_block is None:
+            allow_block = allow_block or {"assignment": None, "declaration": "declaration",
+                                          "safe-test": None}.get(seg.kind, seg.kind)
+            if seg.kind in ("assignment", "safe-test") and allow_block is None:
                 acur = []
         if acur is not None and any(w.dynamic for w in acur):
             allow_block = allow_block or "contains a shell expansion"
@@ -334,6 +339,7 @@ class _Analysis:
             ) or aname == "xargs":
                 u.exec_like = True
             u.dangerous = _dangerous(_name(aname), aargs)
+            u.via_xargs = via_xargs
         if core:
             cname = _name(core[0].value).lower()
             u.unknown_head = not (cname in C.READ_ONLY or cname in C.WRITE_ALL or cname in C.COPY_LIKE
@@ -422,6 +428,8 @@ class _Analysis:
         """Apply Edit rules / protected paths to written operands: (all inside, all allowed by rule)."""
         all_inside = True
         all_allowed = True
+        if words and self.out.writes is None:
+            self.out.writes = f"{name} writes {words[0].raw}"
         for w in words:
             paths = self.resolve_word(w, for_deny=True)
             if paths is None or w.glob:
@@ -626,7 +634,7 @@ class _Analysis:
 
     def read_only(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
         validator = C.READ_ONLY.get(head)
-        if validator is None or u.exec_like or u.dangerous is not None:
+        if validator is None or u.exec_like or u.dangerous is not None or u.via_xargs:
             return False
         vals = [w.value for w in args]
         if not validator(vals):
@@ -655,6 +663,8 @@ class _Analysis:
             if r.writes:
                 if t.value in _EXEMPT_TARGETS and not t.dynamic:
                     continue
+                if out.writes is None:
+                    out.writes = f"output redirect writes {t.raw}"
                 paths = self.resolve_word(t, for_deny=True)
                 if paths is not None:
                     for p in paths:

@@ -277,8 +277,12 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
             result.segments.append(Segment(words=words, assignments=assigns, kind="declaration",
                                            nested=nested, text=b.text(node)))
         elif t == "test_command":
-            result.segments.append(Segment(words=[Word(value="[[", raw="[[")], kind="test",
-                                           nested=nested, text=b.text(node)))
+            text = b.text(node)
+            safe = not any(x in text for x in ("$", "`", "=~", "(", "<", ">")) and not (
+                text.startswith("[[") and re.search(r"-(?:eq|ne|lt|le|gt|ge)\b", text)
+            )
+            result.segments.append(Segment(words=[Word(value="[[", raw="[[")], kind="test" if not safe
+                                           else "safe-test", nested=nested, text=text))
         elif t in ("c_style_for_statement",) or (
             t == "compound_statement" and node.child_count and node.children[0].type == "(("
         ):
@@ -302,12 +306,20 @@ def _heredoc(b: _Builder, node: Any, result: ParsedScript, depth: int) -> None:
     if quoted:
         return
     for child in node.children:
-        if child.type == "heredoc_body":
-            for part in child.children:
-                if part.type == "heredoc_content" and "`" in b.text(part):
-                    result.problems.append("backquote command substitution in a here-document")
-                    for m in re.finditer(r"`([^`]*)`", b.text(part)):
-                        _nested_into(m.group(1), result, depth)
+        if child.type != "heredoc_body":
+            continue
+        pieces = []
+        pos = child.start_byte
+        for part in child.children:
+            if part.type in _DYNAMIC_NODES:
+                pieces.append(_b2s(b.src[pos:part.start_byte]))
+                pos = part.end_byte
+        pieces.append(_b2s(b.src[pos:child.end_byte]))
+        leftover = "".join(pieces)
+        if "`" in leftover or "$(" in leftover:
+            result.problems.append("command substitution in a here-document")
+            for m in re.finditer(r"`([^`]*)`|\$\(([^)]*)\)", leftover):
+                _nested_into(m.group(1) or m.group(2) or "", result, depth)
 
 
 def _nested_into(script: str, result: ParsedScript, depth: int) -> None:

@@ -433,12 +433,12 @@ _VALUE_OPTS["egrep"] = _VALUE_OPTS["fgrep"] = _VALUE_OPTS["grep"]
 _VALUE_OPTS["gawk"] = _VALUE_OPTS["awk"]
 
 #: Reading commands whose recursive mode walks whole directories.
-RECURSIVE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "fdfind", "cp",
-                               "tar", "zip", "rsync", "scp", "du", "tree", "ls"})
+#: (``find``, ``ls -R`` and other name listers only list names, they are not here.)
+RECURSIVE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "cp", "tar", "zip", "rsync", "scp"})
 
 
 def is_recursive(name: str, args: list[str]) -> bool:
-    if name in ("rg", "ag", "ack", "find", "fd", "fdfind", "tar", "zip"):
+    if name in ("rg", "ag", "ack", "tar", "zip"):
         return True
     for a in args:
         if a in ("-r", "-R", "--recursive", "-a", "--archive", "--dereference-recursive"):

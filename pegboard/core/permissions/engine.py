@@ -764,6 +764,9 @@ class PermissionEngine:
             out.ask = (result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
         out.protected = result.protected
+        if result.writes is not None and self.mode == "plan":
+            out.is_edit = True
+            out.edit_reason = result.writes
         if result.unapproved is None:
             if result.needs_edit_mode is None:
                 if result.allow_rule is not None:
