@@ -35,10 +35,11 @@ Matching ignores case, ``_`` and ``-``; ``*`` is the only wildcard and is anchor
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pegboard.core.config import PegboardConfig, ProviderToolPolicy, SubagentConfig, ToolPolicyConfig
 from pegboard.core.providers import ProviderPolicy
@@ -84,6 +85,9 @@ STEPS: tuple[str, ...] = (
 
 #: the phrase every "this entry names nothing" warning carries (tests and tools grep for it)
 UNKNOWN_MARKER = "match no tool"
+
+#: ``name_key`` with a cache: the same names are normalised on every resolution
+_key = functools.lru_cache(maxsize=16384)(name_key)
 FULL_PROFILE = "full"
 
 
@@ -119,8 +123,9 @@ class PolicyCatalog:
         return self._index_cache[0]
 
 
-@dataclass(frozen=True)
-class ToolDecision:
+class ToolDecision(NamedTuple):
+    """One tool's verdict: enabled or not, the step that decided, and why (for people)."""
+
     name: str
     enabled: bool
     step: str
@@ -175,53 +180,84 @@ class _Index:
     """Lookup tables for one catalog: tool keys, aliases, group members, profiles."""
 
     def __init__(self, catalog: PolicyCatalog) -> None:
-        tools = sorted(catalog.tools, key=lambda t: (t.name.casefold(), t.name))
+        given = list(catalog.tools)
+        given_names = [t.name for t in given]
+        order = sorted(zip(map(str.casefold, given_names), given_names, range(len(given)), strict=True))
+        tools = [given[j] for _, _, j in order]
+        n = len(tools)
         self.tools: list[PolicyTool] = tools
-        self.keys: list[str] = [name_key(t.name) for t in tools]
-        self.casefold_names: list[str] = [t.name.casefold() for t in tools]
-        self.by_key: dict[str, int] = {}
-        for i, key in enumerate(self.keys):
-            self.by_key.setdefault(key, i)
+        keys: list[str] = list(map(_key, (name for _, name, _ in order)))
+        self.keys = keys
+        # the first tool with a key owns it; aliases come after every canonical name
+        by_key: dict[str, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
         for i, t in enumerate(tools):
-            for alias in t.aliases:
-                self.by_key.setdefault(name_key(alias), i)
+            if t.aliases:
+                for alias in t.aliases:
+                    by_key.setdefault(_key(alias), i)
+        self.by_key = by_key
+        # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
+        self.joined = "\n" + "\n".join(keys) + "\n"
+        self._casefold_names: list[str] | None = None
         # groups: registry groups plus the groups tools declare
         raw: dict[str, list[str]] = {}
         self.group_names: dict[str, str] = {}
         for gname, members in catalog.groups.items():
             bare = gname[len("group:"):] if gname.startswith("group:") else gname
-            gkey = name_key(bare)
+            gkey = _key(bare)
             self.group_names.setdefault(gkey, bare)
             raw.setdefault(gkey, []).extend(members)
-        for t in tools:
-            for gname in t.groups:
+        by_declared: dict[tuple[str, ...], list[int]] = {}
+        for i, t in enumerate(tools):
+            if t.groups:
+                by_declared.setdefault(t.groups, []).append(i)
+        declared: dict[str, set[int]] = {}
+        for names, members_idx in by_declared.items():
+            for gname in names:
                 bare = gname[len("group:"):] if gname.startswith("group:") else gname
-                gkey = name_key(bare)
+                gkey = _key(bare)
                 self.group_names.setdefault(gkey, bare)
-                raw.setdefault(gkey, []).append(t.name)
+                declared.setdefault(gkey, set()).update(members_idx)
         self.groups: dict[str, tuple[int, ...]] = {}
-        for gkey in raw:
-            self.groups[gkey] = tuple(sorted(self._expand_group(gkey, raw, set())))
+        for gkey in self.group_names:
+            self.groups[gkey] = tuple(sorted(self._expand_group(gkey, raw, declared, set())))
         # profiles, case-insensitive
         self.profiles: dict[str, tuple[str, tuple[str, ...] | None]] = {}
         for pname, allow in catalog.profiles.items():
             self.profiles[pname.casefold()] = (pname, None if allow is None else tuple(allow))
         self.provider_policies: tuple[ProviderPolicy, ...] = tuple(catalog.provider_policies)
         self._compiled: dict[tuple[str, tuple[str, ...]], _Compiled] = {}
+        self._globs: dict[str, list[int]] = {}
 
-    def _expand_group(self, gkey: str, raw: Mapping[str, list[str]], seen: set[str]) -> set[int]:
+    @property
+    def casefold_names(self) -> list[str]:
+        if self._casefold_names is None:
+            self._casefold_names = [t.name.casefold() for t in self.tools]
+        return self._casefold_names
+
+    def _expand_group(
+        self, gkey: str, raw: Mapping[str, list[str]], declared: Mapping[str, set[int]], seen: set[str]
+    ) -> set[int]:
         seen.add(gkey)
-        out: set[int] = set()
+        out: set[int] = set(declared.get(gkey, ()))
         for member in raw.get(gkey, ()):
             if member.startswith("group:"):
                 sub = name_key(member[len("group:"):])
                 if sub not in seen:
-                    out |= self._expand_group(sub, raw, seen)
+                    out |= self._expand_group(sub, raw, declared, seen)
                 continue
             i = self.by_key.get(name_key(member))
             if i is not None:
                 out.add(i)
         return out
+
+    def glob(self, regex: str) -> list[int]:
+        """Indices of the tools whose canonical key fully matches ``regex`` (cached)."""
+        found = self._globs.get(regex)
+        if found is None:
+            # "\n" first: the regex engine then jumps from line start to line start
+            keys = re.compile(f"\n((?:{regex}))(?=\n)").findall(self.joined)
+            found = self._globs[regex] = list(map(self.by_key.__getitem__, keys))
+        return found
 
     def valid_groups(self) -> str:
         return ", ".join(f"group:{n}" for n in sorted(self.group_names.values(), key=str.casefold)) or "(none)"
@@ -231,10 +267,32 @@ class _Index:
         return ", ".join(sorted(names, key=str.casefold))
 
     def suggest(self, entry: str) -> str:
+        """``"; did you mean 'X'?"`` for a tool name one edit away from ``entry``, else ``""``.
+
+        Generates the edits of the entry (delete, swap, replace, insert) and looks each up, so
+        the cost does not grow with the number of tools.
+        """
         key = name_key(entry)
-        names = {self.keys[i]: self.tools[i].name for i in range(len(self.tools))}
-        close = difflib.get_close_matches(key, list(names), n=1, cutoff=0.8)
-        return f"; did you mean {names[close[0]]!r}?" if close else ""
+        if not key or "*" in key or len(key) > 64:
+            return ""
+        letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+        found: set[int] = set()
+        for n in range(len(key) + 1):
+            head, tail = key[:n], key[n:]
+            candidates = [head + c + tail for c in letters]
+            if tail:
+                candidates.append(head + tail[1:])
+                candidates.extend(head + c + tail[1:] for c in letters)
+                if len(tail) > 1:
+                    candidates.append(head + tail[1] + tail[0] + tail[2:])
+            for candidate in candidates:
+                i = self.by_key.get(candidate)
+                if i is not None:
+                    found.add(i)
+        if not found:
+            return ""
+        best = min((self.tools[i].name for i in found), key=lambda n: (n.casefold(), n))
+        return f"; did you mean {best!r}?"
 
     def compile(self, entries: Iterable[str], kind: str = "list") -> _Compiled:
         """Compile ``entries`` (cached per catalog; entry order does not matter).
@@ -321,21 +379,12 @@ class _Compiled:
             else:
                 self.exact.setdefault(found, entry)
         self.glob_hits: dict[int, str] = {}
-        if glob_parts:
-            combined = re.compile("|".join(f"({p})" for p in glob_parts))
-            found_any = [False] * len(glob_entries)
-            for i, key in enumerate(index.keys):
-                gm = combined.fullmatch(key)
-                if gm is not None:
-                    n = (gm.lastindex or 1) - 1
-                    self.glob_hits[i] = glob_entries[n]
-                    found_any[n] = True
-            # an entry shadowed by an earlier alternative still counts as matching something
-            for n, entry in enumerate(glob_entries):
-                if not found_any[n]:
-                    single = re.compile(glob_parts[n])
-                    if not any(single.fullmatch(k) for k in index.keys):
-                        self.unknown.append(_Unknown(entry, "the pattern matches no tool name"))
+        for entry, part in reversed(list(zip(glob_entries, glob_parts, strict=True))):  # earlier entries win
+            matched = index.glob(part)
+            if matched:
+                self.glob_hits.update(dict.fromkeys(matched, entry))
+            else:
+                self.unknown.append(_Unknown(entry, "the pattern matches no tool name"))
         if mcp_prefixes:
             hit_prefix = [False] * len(mcp_prefixes)
             for i, cname in enumerate(index.casefold_names):
@@ -350,15 +399,18 @@ class _Compiled:
         self.empty = not entries
         self.known = bool(self.star or self.exact or self.grouped or self.glob_hits)
         self._size = len(index.tools)
+        self._hits: dict[int, str] | None = None
 
     def hits(self) -> dict[int, str]:
-        """Every tool index this list names, with the entry that names it."""
-        if self.star is not None:
-            return {i: (self.match(i) or ("", self.star))[1] for i in range(self._size)}
-        out = dict(self.glob_hits)
-        out.update(self.grouped)
-        out.update(self.exact)
-        return out
+        """Every tool index this list names, with the entry that names it (exact names first,
+        then groups, globs, ``*``). Computed once; do not modify."""
+        if self._hits is None:
+            out: dict[int, str] = dict.fromkeys(range(self._size), self.star) if self.star is not None else {}
+            out.update(self.glob_hits)
+            out.update(self.grouped)
+            out.update(self.exact)
+            self._hits = out
+        return self._hits
 
     def match(self, i: int) -> tuple[str, str] | None:
         """``(kind, entry)`` for the first entry naming tool ``i``; kind is exact/group/glob/star."""
@@ -778,9 +830,10 @@ def resolve_policy(
     # 4. provider policies
     removed = _provider_removals(index, provider, model)
 
-    decisions = [
-        _decide(i, index, base, narrows, denies, sub_steps, removed) for i in range(len(index.tools))
-    ]
+    if sub_steps:
+        decisions = [_decide(i, index, base, narrows, denies, sub_steps, removed) for i in range(len(index.tools))]
+    else:
+        decisions = _decide_all(index, base, narrows, denies, removed)
     return PolicyResult(
         enabled=[d.name for d in decisions if d.enabled],
         disabled=[d for d in decisions if not d.enabled],
@@ -808,6 +861,96 @@ def _provider_removals(index: _Index, provider: str | None, model: str | None) -
             for i in index.compile(policy.exclusive).hits():
                 removed.setdefault(i, f"only available on {only}, not on {where} (provider policy {policy.name!r})")
     return removed
+
+
+def _part_texts(allowlist: _Allowlist, *, base: bool) -> dict[int, tuple[str, str]]:
+    """For every tool an allowlist names: ``(step, note)`` from the first part that names it."""
+    out: dict[int, tuple[str, str]] = {}
+    for part in reversed(allowlist.parts):  # earlier parts win, so they are written last
+        if base:
+            step = STEP_AGENT if allowlist.step == STEP_AGENT else (
+                STEP_PROFILE if part.role == "profile" else STEP_ALLOW)
+        else:
+            step = allowlist.step
+        hits = part.compiled.hits()
+        if part.role == "profile" and base:
+            texts = {e: (step, f"in {part.label} (entry {e!r})") for e in set(hits.values())}
+        elif base:
+            texts = {e: (step, f"allowed by {part.label} entry {e!r}") for e in set(hits.values())}
+        else:
+            texts = {e: (step, f"kept by {part.label} entry {e!r}") for e in set(hits.values())}
+        out.update({i: texts[e] for i, e in hits.items()})
+    return out
+
+
+def _decide_all(
+    index: _Index,
+    base: _Allowlist,
+    narrows: Sequence[_Allowlist],
+    denies: Sequence[_Deny],
+    removed: Mapping[int, str],
+) -> list[ToolDecision]:
+    """Every tool's decision, computed list-wise (the same answers as :func:`_decide`, which
+    handles the rarer cases: optional tools and subagents)."""
+    deny_reason: dict[int, str] = {}
+    for deny in reversed(denies):  # earlier lists win
+        deny_hits = deny.compiled.hits()
+        texts = {e: f"denied by {deny.label} entry {e!r}" for e in set(deny_hits.values())}
+        deny_reason.update({i: texts[e] for i, e in deny_hits.items()})
+    restricting = base.restricting
+    base_hits = _part_texts(base, base=True) if restricting else {}
+    base_miss = f"not in the allowlist ({base.describe})"
+    base_step = base.step
+    narrow_data = [
+        (_part_texts(n, base=False), f"not in {n.label} ({n.describe}); byProvider can only narrow")
+        for n in narrows
+        if n.restricting
+    ]
+    names: list[str] = []
+    flags: list[bool] = []
+    steps: list[str] = []
+    reasons: list[str] = []
+    add_name, add_flag, add_step, add_reason = names.append, flags.append, steps.append, reasons.append
+    for i, tool in enumerate(index.tools):
+        if tool.optional:
+            d = _decide(i, index, base, narrows, denies, (), removed)
+            add_name(d.name), add_flag(d.enabled), add_step(d.step), add_reason(d.reason)
+            continue
+        add_name(tool.name)
+        reason = removed.get(i)
+        if reason is not None:
+            add_flag(False), add_step(STEP_PROVIDER_POLICY), add_reason(reason)
+            continue
+        reason = deny_reason.get(i)
+        if reason is not None:
+            add_flag(False), add_step(STEP_DENY), add_reason(reason)
+            continue
+        if restricting:
+            hit = base_hits.get(i)
+            if hit is None:
+                add_flag(False), add_step(base_step), add_reason(base_miss)
+                continue
+            step, note = hit
+        else:
+            step, note = STEP_DEFAULT, "no allowlist restricts it"
+        if narrow_data:
+            notes = [note]
+            missed = None
+            for hits, miss in narrow_data:
+                kept = hits.get(i)
+                if kept is None:
+                    missed = miss
+                    break
+                notes.append(kept[1])
+            if missed is not None:
+                add_flag(False), add_step(STEP_BY_PROVIDER), add_reason(missed)
+                continue
+            note = "; ".join(notes)
+        if tool.unavailable:
+            add_flag(False), add_step(STEP_AVAILABILITY), add_reason(f"unavailable: {tool.unavailable}")
+            continue
+        add_flag(True), add_step(step), add_reason(note)
+    return list(map(ToolDecision._make, zip(names, flags, steps, reasons, strict=True)))
 
 
 def _decide(

@@ -172,3 +172,21 @@ def test_every_tool_is_decided_once_with_a_step(cfg: dict[str, Any], sel: dict[s
     assert "Grep" not in result.enabled  # unavailable
     for d in result.decisions:
         assert d.step and d.reason
+
+
+@FAST
+@given(configs(), selections)
+def test_fast_path_agrees_with_the_per_tool_path(cfg: dict[str, Any], sel: dict[str, Any]) -> None:
+    from pegboard.core import policy
+
+    sel = {**sel, "subagent": None}
+    fast = resolve_policy(CATALOG, config(cfg), **sel)
+    original = policy._decide_all
+    try:
+        policy._decide_all = lambda index, base, narrows, denies, removed: [
+            policy._decide(i, index, base, narrows, denies, (), removed) for i in range(len(index.tools))
+        ]
+        slow = resolve_policy(CATALOG, config(cfg), **sel)
+    finally:
+        policy._decide_all = original
+    assert fast.decisions == slow.decisions
