@@ -319,7 +319,10 @@ class CallPipeline:
                 continue
             self._collect(decision, state)
             if decision.updated_output is not None:
-                result = coerce_result(decision.updated_output)
+                try:
+                    result = coerce_result(decision.updated_output)
+                except TypeError as exc:
+                    state.hook_errors.append(HookError("post_tool_use", plugin, f"invalid updated_output: {exc}"))
             if decision.decision == "deny":
                 block = f"[Blocked by hook {plugin} after the tool ran: {decision.reason or 'no reason given'}]"
                 result = result.model_copy(

@@ -202,3 +202,17 @@ def test_call_sync_works_inside_a_running_loop() -> None:
 def test_nothing_a_caller_sends_raises(name: Any, raw: Any) -> None:
     result = board().call_sync(name, raw)
     assert isinstance(result, ToolResult)
+
+
+async def test_invalid_updated_output_is_reported_and_the_result_kept() -> None:
+    bad = plugin_with_hooks(post_tool_use=lambda call: HookDecision(updated_output=[1, 2]))
+    result = await board(bad).call("Echo", {"text": "kept"})
+    assert result.text == "kept" and not result.is_error
+    assert "invalid updated_output" in result.metadata["hook_errors"][0]["error"]
+
+
+async def test_session_hooks_see_the_session_id_in_their_context() -> None:
+    seen: list[str | None] = []
+    pb = board(plugin_with_hooks(session_start=lambda context: seen.append(context.session_id)))
+    await pb.fire("session_start", session_id="s-42", source="startup")
+    assert seen == ["s-42"]
