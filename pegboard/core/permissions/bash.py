@@ -26,7 +26,7 @@ from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript,
 from pegboard.core.permissions.paths import collapse, inside, to_posix
 from pegboard.core.permissions.rules import Rule
 
-_MAX_SEGMENTS = 400
+_MAX_SEGMENTS = 6000
 _CMD_WORD = re.compile(r"^[A-Za-z0-9_.+/\\-]+$")
 _VAR_GLOB = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+(\*.*)?$")
 _HOME_PREFIX = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")

@@ -24,6 +24,8 @@ _ANSI_ESCAPES = {
 }
 _ANSI_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 _GLOB_CHARS = frozenset("*?[{}")
+_ESCAPE_PAIR = re.compile(r"\\.", re.DOTALL)
+_UNESCAPED_SPACE = re.compile(r"[\s;&|<>]")
 _DYNAMIC_NODES = frozenset({
     "simple_expansion", "expansion", "command_substitution", "process_substitution",
     "arithmetic_expansion",
@@ -85,7 +87,10 @@ class ParsedScript:
 
 
 def _b2s(b: bytes) -> str:
-    return b.decode("utf-8", "surrogatepass")
+    try:
+        return b.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # a node boundary inside a character (only in broken input)
+        return b.decode("utf-8", "replace")
 
 
 def decode_ansi_c(body: str) -> str:
@@ -158,6 +163,11 @@ class _Builder:
         t = node.type
         if t in ("word", "number", "variable_name", "special_variable_name"):
             raw = self.text(node)
+            if _UNESCAPED_SPACE.search(_ESCAPE_PAIR.sub("", raw)):
+                # The grammar glued words together (seen with a newline before '\\'): a shell
+                # would split here, so nothing about this command can be trusted.
+                self.result.problems.append(f"ambiguous word {raw[:30]!r}")
+                w.dynamic = True
             if raw.startswith("~") and not w.value:
                 w.tilde = True
             if "\\" in raw:
@@ -334,6 +344,30 @@ def _nested_into(script: str, result: ParsedScript, depth: int) -> None:
     result.problems.extend(inner.problems)
 
 
+def rough_segments(text: str) -> list[Segment]:
+    """A crude split of a line the grammar could not parse, for generous deny matching only."""
+    import shlex
+
+    flat = re.sub(r"[\n`]|\$\(|<\(|>\(", ";", text)
+    try:
+        lexer = shlex.shlex(flat, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        tokens = flat.replace("'", " ").replace('"', " ").split()
+    segments: list[Segment] = []
+    cur: list[str] = []
+    for tok in [*tokens, ";"]:
+        if tok and all(c in ";&|()<>" for c in tok):
+            if cur:
+                segments.append(Segment(words=[Word(value=v, raw=v) for v in cur], nested=True,
+                                        text=" ".join(cur)))
+            cur = []
+        else:
+            cur.append(tok)
+    return segments
+
+
 def strip_line_continuations(command: str) -> str:
     return command.replace("\\\r\n", "").replace("\\\n", "")
 
@@ -356,6 +390,8 @@ def parse(command: str, depth: int = 0) -> ParsedScript:
     if root.has_error:
         result.problems.append("the shell grammar cannot parse this command")
     _walk(src, root, result, depth)
+    if result.problems:
+        result.segments.extend(rough_segments(text))
     return result
 
 

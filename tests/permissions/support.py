@@ -1,0 +1,56 @@
+"""Helpers for the permission tests: the shared cases, and engines built like the kernel does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pegboard.core.config import ConfigLayer
+from pegboard.core.permissions import PermissionEngine
+
+REPO = Path(__file__).resolve().parents[2]
+HOME = Path("/home/u")
+
+
+def shared_cases_dir() -> Path:
+    """``shared/cases`` as a sibling of the repository root (CI lays a copy of shared/ there)."""
+    for candidate in (REPO.parent / "shared" / "cases", REPO / "shared" / "cases"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"cannot find shared/cases beside {REPO}")
+
+
+def permission_cases() -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads((shared_cases_dir() / "permission_cases.json").read_text("utf-8"))
+    return cases
+
+
+def project_layer(rules: Mapping[str, Any], cwd: str | Path = "/proj") -> ConfigLayer:
+    root = Path(cwd)
+    return ConfigLayer("project", {"permissions": dict(rules)}, path=root / ".pegboard/settings.json", root=root)
+
+
+def engine(
+    allow: Sequence[str] = (),
+    ask: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    *,
+    mode: str = "default",
+    cwd: str | Path = "/proj",
+    add: Sequence[str | Path] = (),
+    home: Path = HOME,
+    extra: Mapping[str, Any] | None = None,
+) -> PermissionEngine:
+    rules: dict[str, Any] = {"allow": list(allow), "ask": list(ask), "deny": list(deny), **(extra or {})}
+    return PermissionEngine([project_layer(rules, cwd)], cwd=Path(cwd), additional_dirs=list(add), mode=mode,
+                            home=home)
+
+
+def decide(e: PermissionEngine, tool: str, **tool_input: Any) -> str:
+    return e.check(tool, tool_input).decision
+
+
+def bash(e: PermissionEngine, command: str) -> str:
+    return e.check("Bash", {"command": command}).decision
