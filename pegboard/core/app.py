@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +68,57 @@ class Pegboard:
         self.secrets = secret_values(self.env)
         self.pipeline = CallPipeline(self)
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
+        self._tool_sources: list[Callable[[], None]] = []
+        self._announce_ready()
 
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:
         """The registered tool called ``name`` (or an alias; case and ``_``/``-`` ignored)."""
         return self.registry.find(name)
 
+    # -- tools that come and go (MCP servers connecting later) ---------------------------------
+    def _announce_ready(self) -> None:
+        """Call ``pegboard_ready(pegboard)`` on loaded plugins that define it.
+
+        Plugins whose tools are only known at run time (an MCP client) start here, with the
+        config and cwd of this instance. It is a plain module-level function, not a hook
+        (no hookspec yet); a plugin whose function raises is reported in ``warnings``.
+        """
+        for name, plugin in self.pm.list_name_plugin():
+            ready = getattr(plugin, "pegboard_ready", None)
+            if plugin is None or not callable(ready):
+                continue
+            try:
+                resolve_sync(ready(self))
+            except Exception as exc:
+                self.warnings.append(f"plugin {name}: pegboard_ready failed: {type(exc).__name__}: {exc}")
+
+    def add_tool_source(self, sync: Callable[[], None]) -> None:
+        """Register ``sync()``, which brings a plugin's dynamic tools up to date with
+        :meth:`add_tool` / :meth:`remove_tools`. It runs in the caller's thread before every
+        catalog (so before ``tools()``, ``schema()`` and each ``call()``); keep it cheap."""
+        self._tool_sources.append(sync)
+
+    def add_tool(self, tool: Tool, *, owner: str) -> None:
+        """Register a tool after construction; raises ``RegistrationConflict`` if its name is taken."""
+        self.registry.add_tool(tool, owner)
+
+    def remove_tools(self, owner: str) -> None:
+        """Forget every tool that ``owner`` registered (through :meth:`add_tool` or a hook)."""
+        self.registry.remove_owner(owner)
+
+    def _sync_tool_sources(self) -> None:
+        for sync in list(self._tool_sources):
+            try:
+                sync()
+            except Exception as exc:
+                message = f"a dynamic tool source failed: {type(exc).__name__}: {exc}"
+                if message not in self.warnings:
+                    self.warnings.append(message)
+
     def catalog(self) -> PolicyCatalog:
+        if self._tool_sources:
+            self._sync_tool_sources()
         groups = self.registry.group_members()
         return PolicyCatalog(
             tools=[

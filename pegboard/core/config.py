@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 Scope = Literal["default", "user", "project", "project-local", "cli", "managed", "code"]
@@ -106,6 +106,30 @@ class PluginsConfig(_Section):
     disabled: list[str] = Field(default_factory=list)
 
 
+class McpServerConfig(_Section):
+    """One entry of ``mcpServers``: a stdio server (``command``, ``args``, ``env``, ``cwd``) or a
+    streamable-HTTP one (``url``, ``headers``). ``exposure`` says how its tools are offered:
+    ``direct`` (full definitions), ``deferred`` (by name until ToolSearch loads them), or unset
+    (deferred only when many MCP tools are connected). ``timeout`` limits each call in seconds."""
+
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    disabled: bool = False
+    exposure: Literal["direct", "deferred"] | None = None
+    timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if not self.command and not self.url:
+            raise ValueError("an MCP server needs either 'command' (stdio) or 'url' (streamable HTTP)")
+        return self
+
+
 class PegboardConfig(_Section):
     """The whole configuration, merged from every scope."""
 
@@ -115,7 +139,7 @@ class PegboardConfig(_Section):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
-    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,70 @@
+"""MCP servers as Pegboard tool sources.
+
+Servers configured under ``mcpServers`` (or in a project ``.mcp.json``) connect in the
+background when a ``Pegboard`` is built; construction waits a bounded time
+(``PEGBOARD_MCP_STARTUP_WAIT`` seconds, default 5) for them. Their tools register as
+``mcp__<server>__<tool>``; tools of servers that connect later appear at the next
+``tools()`` / ``schema()`` / ``call()``. Importing this module does not import the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pegboard import Pegboard, ToolRegister, hookimpl
+
+__version__ = "0.1.0"
+log = logging.getLogger("pegboard.mcp.client")
+
+
+@hookimpl
+def register_tools(register: ToolRegister) -> None:
+    from pegboard_mcp_client.tools import SHARED_TOOLS
+
+    for shared in SHARED_TOOLS:
+        register(shared)
+
+
+def pegboard_ready(pegboard: Pegboard) -> None:
+    """Start the connections of this Pegboard's servers and keep its registry in step.
+
+    Not a pluggy hook: ``Pegboard`` calls a plugin's ``pegboard_ready`` once every plugin loaded.
+    """
+    from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
+    from pegboard_mcp_client.settings import (
+        DEFAULT_DEFER_THRESHOLD,
+        DEFAULT_STARTUP_WAIT,
+        DEFER_THRESHOLD_ENV,
+        STARTUP_WAIT_ENV,
+        configured_servers,
+        float_env,
+    )
+    from pegboard_mcp_client.tools import MANAGERS, REGISTRARS, Registrar
+
+    servers = configured_servers(pegboard.config.mcp_servers, pegboard.cwd, pegboard.env, pegboard.warnings)
+    if not servers:
+        return
+    depth = pegboard.env.get(DEPTH_ENV, "0")
+    if depth.isdigit() and int(depth) >= MAX_DEPTH:
+        pegboard.warnings.append(
+            f"MCP servers not connected: this Pegboard runs {depth} levels deep inside MCP servers "
+            f"started by other Pegboards ({DEPTH_ENV}); a config that serves itself would never end"
+        )
+        return
+    manager = McpManager(servers, cwd=pegboard.cwd.resolve(), env=pegboard.env)
+    manager.start()
+    MANAGERS[pegboard] = manager
+    threshold = int(float_env(pegboard.env, DEFER_THRESHOLD_ENV, DEFAULT_DEFER_THRESHOLD))
+    registrar = Registrar(pegboard, manager, threshold)
+    REGISTRARS[pegboard] = registrar
+    manager.wait(None, float_env(pegboard.env, STARTUP_WAIT_ENV, DEFAULT_STARTUP_WAIT))
+    pegboard.add_tool_source(registrar.sync)
+    registrar.sync()
+
+
+@hookimpl
+def register_commands(cli: Any) -> None:
+    from pegboard_mcp_client.cli import mcp
+
+    cli.add_command(mcp)
