@@ -1,0 +1,89 @@
+"""Symlinks on a real temporary tree: allow needs link and target, deny needs either."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.permissions.support import engine
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX symlinks")
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path.resolve()
+    (root / "proj" / "src").mkdir(parents=True)
+    (root / "outside").mkdir()
+    (root / "outside" / "secret.txt").write_text("s")
+    (root / "proj" / "src" / "ok.txt").write_text("ok")
+    (root / "proj" / "secret.key").write_text("k")
+    os.symlink(root / "outside" / "secret.txt", root / "proj" / "link.txt")
+    os.symlink(root / "proj" / "secret.key", root / "proj" / "innocent.txt")
+    os.symlink(root / "outside", root / "proj" / "sub")
+    os.symlink(root / "proj", root / "proj-link")
+    return root
+
+
+def test_read_through_link_to_outside_asks(tree: Path) -> None:
+    e = engine(cwd=tree / "proj")
+    assert e.check("Read", {"file_path": str(tree / "proj" / "link.txt")}).decision == "ask"
+    assert e.check("Read", {"file_path": str(tree / "proj" / "src" / "ok.txt")}).decision == "allow"
+
+
+def test_deny_matches_the_target(tree: Path) -> None:
+    e = engine(deny=[f"Read(//{str(tree / 'outside').lstrip('/')}/**)"], cwd=tree / "proj")
+    d = e.check("Read", {"file_path": str(tree / "proj" / "link.txt")})
+    assert d.decision == "deny"
+
+
+def test_deny_matches_the_target_name_inside_cwd(tree: Path) -> None:
+    e = engine(deny=["Read(*.key)"], cwd=tree / "proj")
+    assert e.check("Read", {"file_path": str(tree / "proj" / "innocent.txt")}).decision == "deny"
+    assert e.check("Bash", {"command": "cat innocent.txt"}).decision == "deny"
+
+
+def test_deny_matches_the_link_name(tree: Path) -> None:
+    e = engine(deny=["Read(link.txt)"], cwd=tree / "proj")
+    assert e.check("Read", {"file_path": str(tree / "proj" / "link.txt")}).decision == "deny"
+
+
+def test_allow_needs_link_and_target(tree: Path) -> None:
+    proj = str(tree / "proj").lstrip("/")
+    e = engine(allow=[f"Read(//{proj}/**)"], cwd=tree)
+    assert e.check("Read", {"file_path": str(tree / "proj" / "src" / "ok.txt")}).decision == "allow"
+    # From a cwd elsewhere (so the working-dir default does not apply): the link matches the
+    # allow rule but its target does not, so the call prompts.
+    e2 = engine(allow=[f"Read(//{proj}/**)"], cwd=tree / "elsewhere")
+    assert e2.check("Read", {"file_path": str(tree / "proj" / "link.txt")}).decision == "ask"
+    assert e2.check("Read", {"file_path": str(tree / "proj" / "src" / "ok.txt")}).decision == "allow"
+
+
+def test_edit_allow_needs_link_and_target(tree: Path) -> None:
+    e = engine(allow=["Edit(**)"], cwd=tree / "proj")
+    assert e.check("Edit", {"file_path": str(tree / "proj" / "src" / "ok.txt")}).decision == "allow"
+    assert e.check("Edit", {"file_path": str(tree / "proj" / "link.txt")}).decision == "ask"
+
+
+def test_symlinked_parent_escapes_accept_edits_scope(tree: Path) -> None:
+    e = engine(mode="acceptEdits", cwd=tree / "proj")
+    assert e.check("Write", {"file_path": str(tree / "proj" / "src" / "new.txt")}).decision == "allow"
+    assert e.check("Write", {"file_path": str(tree / "proj" / "sub" / "new.txt")}).decision == "ask"
+    assert e.check("Bash", {"command": "echo hi > sub/new.txt"}).decision == "ask"
+    assert e.check("Bash", {"command": "echo hi > src/new.txt"}).decision == "allow"
+
+
+def test_working_dir_given_through_a_link(tree: Path) -> None:
+    e = engine(cwd=tree / "proj-link")
+    assert e.check("Read", {"file_path": str(tree / "proj-link" / "src" / "ok.txt")}).decision == "allow"
+    assert e.check("Read", {"file_path": "src/ok.txt"}).decision == "allow"
+    assert e.check("Read", {"file_path": str(tree / "outside" / "secret.txt")}).decision == "ask"
+
+
+def test_protected_target_behind_a_link(tree: Path) -> None:
+    (tree / "proj" / ".git").mkdir()
+    os.symlink(tree / "proj" / ".git" / "config", tree / "proj" / "cfg")
+    e = engine(mode="acceptEdits", cwd=tree / "proj")
+    assert e.check("Write", {"file_path": str(tree / "proj" / "cfg")}).decision == "ask"
