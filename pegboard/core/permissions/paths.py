@@ -14,7 +14,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+try:  # pathspec >= 1.0
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern as _GitPattern
+except ImportError:  # pragma: no cover - pathspec 0.12
+    from pathspec.patterns.gitwildmatch import GitWildMatchPattern as _GitPattern  # type: ignore[assignment]
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
@@ -170,7 +173,7 @@ def pattern_to_abs(spec: str, root: str, ctx: PathContext, generous: bool) -> st
 
 def compile_path_regex(abs_pattern: str) -> str:
     """A regex (anchored, to ``re.match`` a path without its leading ``/``) for the pattern."""
-    regex, include = GitIgnoreSpecPattern.pattern_to_regex(abs_pattern)
+    regex, include = _GitPattern.pattern_to_regex(abs_pattern)
     if regex is None or not include:
         raise ValueError(f"pattern {abs_pattern!r} does not select paths")
     return _NAMED_GROUP.sub("(?:", regex)
