@@ -9,15 +9,17 @@ allow patterns exactly. Containment compares whole path components, never string
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 try:  # pathspec >= 1.0
-    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern as _GitPattern
+    _GitPattern: Any = importlib.import_module("pathspec.patterns.gitignore.spec").GitIgnoreSpecPattern
 except ImportError:  # pragma: no cover - pathspec 0.12
-    from pathspec.patterns.gitwildmatch import GitWildMatchPattern as _GitPattern  # type: ignore[assignment]
+    _GitPattern = importlib.import_module("pathspec.patterns.gitwildmatch").GitWildMatchPattern
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
