@@ -80,6 +80,15 @@ class SubagentConfig(_Section):
     disallowed_tools: list[str] | str | None = None
     parent: str | None = None
 
+    @field_validator("tools", "disallowed_tools", mode="before")
+    @classmethod
+    def _tool_list(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError('a list of tool-entry strings or one comma-separated string ("Read, Grep, Bash(git *)")')
+        return value
+
 
 class AgentConfig(_Section):
     """One entry of ``agents.list``."""
@@ -280,7 +289,7 @@ def _merge(base: Any, over: Any, origin_base: Any, label: str, path: str) -> tup
     if isinstance(base, list) and isinstance(over, list):
         if path == "agents.list":
             return _merge_agents(base, over, origin_base, label)
-        if all(isinstance(v, str | int | float | bool) for v in base + over):
+        if all(isinstance(v, str | int | float | bool | dict) for v in base + over):
             merged_list = list(base)
             origins_list = list(origin_base) if isinstance(origin_base, list) else [None] * len(base)
             for item in over:
