@@ -129,13 +129,28 @@ class Bridge:
             self._visible = None
 
     def list_tools(self) -> list[dict[str, Any]]:
-        """Tool definitions in MCP form, for the enabled tools of the selection."""
+        """Tool definitions in MCP form, for the enabled tools of the selection.
+
+        With the tool-search plugin installed, deferred tools stay out of the list until
+        ToolSearch loads them; their names are appended to ToolSearch's description.
+        """
         sel = self.selection.policy()
         definitions: list[dict[str, Any]] = self.pegboard.schema("mcp", **sel)
-        if self._visible is not None:
-            shown = {t.name for t in self._visible(self.pegboard, self.pegboard.enabled_tools(**sel))}
-            definitions = [d for d in definitions if d["name"] in shown]
-        return definitions
+        if self._visible is None:
+            return definitions
+        from pegboard_tool_search import SEARCH_TOOL, deferred_names, deferred_note
+
+        enabled = self.pegboard.enabled_tools(**sel)
+        shown = {t.name for t in self._visible(self.pegboard, enabled)}
+        note = deferred_note(deferred_names(self.pegboard, enabled))
+        out = []
+        for d in definitions:
+            if d["name"] not in shown:
+                continue
+            if note and d["name"] == SEARCH_TOOL:
+                d = {**d, "description": f"{d['description']}\n\n{note}"}
+            out.append(d)
+        return out
 
     async def call_tool(self, name: Any, arguments: Any, elicit: Elicit | None = None) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
