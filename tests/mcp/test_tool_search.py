@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import pegboard_tool_search
 from mcp import Client, StdioServerParameters
 from pydantic import BaseModel
 
+import pegboard_tool_search
 from pegboard import ConfigLayer, Pegboard, ToolContext, hookimpl, tool
 
 from .conftest import PEGBOARD, SUPPORT, serve_env
