@@ -181,19 +181,30 @@ class _Index:
 
     def __init__(self, catalog: PolicyCatalog) -> None:
         given = list(catalog.tools)
-        given_names = [t.name for t in given]
-        order = sorted(zip(map(str.casefold, given_names), given_names, range(len(given)), strict=True))
-        tools = [given[j] for _, _, j in order]
+        folded = [t.name.casefold() for t in given]
+        # registered names never differ only in case, so the case-folded name orders them fully
+        order = sorted(range(len(given)), key=folded.__getitem__)
+        tools = [given[j] for j in order]
         n = len(tools)
         self.tools: list[PolicyTool] = tools
-        keys: list[str] = list(map(_key, (name for _, name, _ in order)))
+        self.names: list[str] = [t.name for t in tools]
+        self.optional: list[int] = [i for i, t in enumerate(tools) if t.optional]
+        self.unavailable: list[int] = [i for i, t in enumerate(tools) if t.unavailable]
+        keys: list[str] = list(map(_key, (t.name for t in tools)))
         self.keys = keys
         # the first tool with a key owns it; aliases come after every canonical name
         by_key: dict[str, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
+        by_declared: dict[tuple[str, ...], list[int]] = {}
         for i, t in enumerate(tools):
             if t.aliases:
                 for alias in t.aliases:
                     by_key.setdefault(_key(alias), i)
+            if t.groups:
+                members_of = by_declared.get(t.groups)
+                if members_of is None:
+                    by_declared[t.groups] = [i]
+                else:
+                    members_of.append(i)
         self.by_key = by_key
         # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
         self.joined = "\n" + "\n".join(keys) + "\n"
@@ -206,10 +217,6 @@ class _Index:
             gkey = _key(bare)
             self.group_names.setdefault(gkey, bare)
             raw.setdefault(gkey, []).extend(members)
-        by_declared: dict[tuple[str, ...], list[int]] = {}
-        for i, t in enumerate(tools):
-            if t.groups:
-                by_declared.setdefault(t.groups, []).append(i)
         declared: dict[str, set[int]] = {}
         for names, members_idx in by_declared.items():
             for gname in names:
@@ -334,6 +341,7 @@ class _Compiled:
         glob_parts: list[str] = []
         mcp_entries: list[str] = []
         mcp_prefixes: list[str] = []
+        group_hits: list[tuple[str, tuple[int, ...]]] = []
         for entry in entries:  # sorted, so the entry a reason cites never depends on order
             target = entry
             m = _SPECIFIER.match(entry)
@@ -356,8 +364,7 @@ class _Compiled:
                     self.unknown.append(_Unknown(entry, f"group {index.group_names[gkey]!r} has no installed "
                                                  "member"))
                     continue
-                for i in members:
-                    self.grouped.setdefault(i, entry)
+                group_hits.append((entry, members))
                 continue
             if "*" in target:
                 key = name_key(target)
@@ -378,6 +385,8 @@ class _Compiled:
                 self.unknown.append(_Unknown(entry, "no tool or alias by that name" + index.suggest(target)))
             else:
                 self.exact.setdefault(found, entry)
+        for entry, members in reversed(group_hits):  # earlier entries win
+            self.grouped.update(dict.fromkeys(members, entry))
         self.glob_hits: dict[int, str] = {}
         for entry, part in reversed(list(zip(glob_entries, glob_parts, strict=True))):  # earlier entries win
             matched = index.glob(part)
@@ -906,51 +915,33 @@ def _decide_all(
         for n in narrows
         if n.restricting
     ]
-    names: list[str] = []
-    flags: list[bool] = []
-    steps: list[str] = []
-    reasons: list[str] = []
-    add_name, add_flag, add_step, add_reason = names.append, flags.append, steps.append, reasons.append
-    for i, tool in enumerate(index.tools):
-        if tool.optional:
-            d = _decide(i, index, base, narrows, denies, (), removed)
-            add_name(d.name), add_flag(d.enabled), add_step(d.step), add_reason(d.reason)
-            continue
-        add_name(tool.name)
-        reason = removed.get(i)
-        if reason is not None:
-            add_flag(False), add_step(STEP_PROVIDER_POLICY), add_reason(reason)
-            continue
-        reason = deny_reason.get(i)
-        if reason is not None:
-            add_flag(False), add_step(STEP_DENY), add_reason(reason)
-            continue
-        if restricting:
-            hit = base_hits.get(i)
-            if hit is None:
-                add_flag(False), add_step(base_step), add_reason(base_miss)
-                continue
-            step, note = hit
-        else:
-            step, note = STEP_DEFAULT, "no allowlist restricts it"
-        if narrow_data:
-            notes = [note]
-            missed = None
-            for hits, miss in narrow_data:
-                kept = hits.get(i)
-                if kept is None:
-                    missed = miss
-                    break
-                notes.append(kept[1])
-            if missed is not None:
-                add_flag(False), add_step(STEP_BY_PROVIDER), add_reason(missed)
-                continue
-            note = "; ".join(notes)
-        if tool.unavailable:
-            add_flag(False), add_step(STEP_AVAILABILITY), add_reason(f"unavailable: {tool.unavailable}")
-            continue
-        add_flag(True), add_step(step), add_reason(note)
-    return list(map(ToolDecision._make, zip(names, flags, steps, reasons, strict=True)))
+    # Layered from the weakest verdict to the strongest, with dict comprehensions and
+    # updates rather than one Python step per tool: enabled, availability, byProvider,
+    # the base allowlist, deny, provider policy; optional tools take the per-tool path.
+    names = index.names
+    final: dict[int, tuple[str, bool, str, str]]
+    candidates: dict[int, tuple[str, str]]
+    if restricting:
+        final = {i: (name, False, base_step, base_miss) for i, name in enumerate(names)}
+        candidates = base_hits
+    else:
+        final = {}
+        candidates = dict.fromkeys(range(len(names)), (STEP_DEFAULT, "no allowlist restricts it"))
+    for hits, miss in narrow_data:
+        final.update({i: (names[i], False, STEP_BY_PROVIDER, miss) for i in candidates.keys() - hits.keys()})
+        candidates = {i: (sn[0], f"{sn[1]}; {hits[i][1]}") for i, sn in candidates.items() if i in hits}
+    final.update({i: (names[i], True, sn[0], sn[1]) for i, sn in candidates.items()})
+    tools = index.tools
+    final.update(
+        {i: (names[i], False, STEP_AVAILABILITY, f"unavailable: {tools[i].unavailable}")
+         for i in index.unavailable if i in candidates}
+    )
+    final.update({i: (names[i], False, STEP_DENY, reason) for i, reason in deny_reason.items()})
+    final.update({i: (names[i], False, STEP_PROVIDER_POLICY, reason) for i, reason in removed.items()})
+    for i in index.optional:
+        final[i] = _decide(i, index, base, narrows, denies, (), removed)
+    out = map(final.__getitem__, range(len(names)))
+    return list(map(ToolDecision._make, out))
 
 
 def _decide(
