@@ -293,7 +293,7 @@ class Pegboard:
         """Fire a session event (``session_start``, ``session_end``); returns the hooks' answers."""
         if event not in SESSION_EVENTS:
             raise ValueError(f"unknown event {event!r}; Pegboard fires {', '.join(SESSION_EVENTS)}")
-        kwargs.setdefault("context", self.context())
+        kwargs.setdefault("context", self.context(session_id=kwargs.get("session_id")))
         errors: list[HookError] = []
         answers = [a for _p, a in await self.hooks.all(event, errors, **kwargs) if isinstance(a, HookDecision)]
         self.last_fire_errors = errors

@@ -124,3 +124,15 @@ def test_embedded_default_is_the_lowest_layer(project: Path) -> None:
     loaded = load_config(project)
     assert loaded.layers[0].scope == "default"
     assert loaded.config.tools.profile == "full"
+
+
+def test_lists_of_objects_concatenate_across_scopes_without_duplicates() -> None:
+    hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "check.sh"}]}
+    other = {"matcher": "Write", "hooks": [{"type": "command", "command": "fmt.sh"}]}
+    loaded = load_layers(
+        [
+            ConfigLayer("user", {"hooks": {"PreToolUse": [hook]}}),
+            ConfigLayer("project", {"hooks": {"PreToolUse": [hook, other]}}),
+        ]
+    )
+    assert loaded.config.hooks["PreToolUse"] == [hook, other]
