@@ -64,7 +64,7 @@ def to_strict_schema(schema: Any) -> dict[str, Any] | None:
     if root.get("type") != "object" or any(k in root for k in ("anyOf", "oneOf", "allOf", "$ref")):
         return None
     try:
-        return _strict(root)
+        return _strict(root, _definitions(root), ())
     except _NotStrict:
         return None
 
@@ -84,7 +84,16 @@ def _inline_root_ref(schema: Any) -> Any:
     return schema
 
 
-def _strict(node: Any) -> dict[str, Any]:
+def _definitions(root: Mapping[str, Any]) -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for key in ("definitions", "$defs"):
+        table = root.get(key)
+        if isinstance(table, Mapping):
+            defs.update({f"#/{key}/{name}": sub for name, sub in table.items()})
+    return defs
+
+
+def _strict(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(node, Mapping) or not node:
         raise _NotStrict("an untyped value")
     if any(k in node for k in UNSUPPORTED):
@@ -108,15 +117,21 @@ def _strict(node: Any) -> dict[str, Any]:
             table = out[key]
             if not isinstance(table, Mapping):
                 raise _NotStrict(key)
-            out[key] = {name: _strict(sub) for name, sub in table.items()}
+            out[key] = {name: _strict(sub, defs, stack) for name, sub in table.items()}
     if "$ref" in out:
-        return {k: v for k, v in out.items() if k in ("$ref", "description")}
+        # strict mode takes a bare $ref; one with siblings (a description) is inlined, once per cycle
+        ref = out["$ref"]
+        siblings = {k: v for k, v in out.items() if k != "$ref"}
+        target = defs.get(ref) if isinstance(ref, str) else None
+        if not siblings or not isinstance(target, Mapping) or ref in stack:
+            return {"$ref": ref}
+        return _strict({**target, **siblings}, defs, (*stack, ref))
     if "anyOf" in out:
         variants = out["anyOf"]
         if not isinstance(variants, list) or not variants or set(out) - {"anyOf", "description", "$defs",
                                                                            "definitions"}:
             raise _NotStrict("anyOf with sibling constraints")
-        out["anyOf"] = [_strict(v) for v in variants]
+        out["anyOf"] = [_strict(v, defs, stack) for v in variants]
         return out
     types = out.get("type")
     if types is None:
@@ -141,7 +156,7 @@ def _strict(node: Any) -> dict[str, Any]:
         required = set(out.get("required") or ())
         strict_props: dict[str, Any] = {}
         for name, sub in props.items():
-            converted = _strict(sub)
+            converted = _strict(sub, defs, stack)
             strict_props[name] = converted if name in required else _nullable(converted)
         out["properties"] = strict_props
         out["required"] = list(strict_props)
@@ -150,7 +165,7 @@ def _strict(node: Any) -> dict[str, Any]:
         items = out.get("items")
         if not isinstance(items, Mapping):
             raise _NotStrict("an array without one item schema")
-        out["items"] = _strict(items)
+        out["items"] = _strict(items, defs, stack)
     return out
 
 

@@ -45,6 +45,8 @@ class Shape(BaseModel):
 class Tree(BaseModel):
     name: str
     children: list[Tree] = []
+    best: Point | None = Field(default=None, description="The best point")
+    origin: Point = Field(description="Where it starts")
 
 
 class FreeForm(BaseModel):
@@ -229,6 +231,7 @@ def assert_openai_strict(schema: dict[str, Any], *, check_meta: bool = True) -> 
     def visit(node: dict[str, Any]) -> None:
         assert not set(node) & (openai_plugin.UNSUPPORTED | openai_plugin.DROPPED | {"oneOf", "allOf"}), node
         if "$ref" in node:
+            assert set(node) == {"$ref"}, node  # strict mode takes a bare reference
             return
         types = node.get("type")
         names = set(types) if isinstance(types, list) else {types}
@@ -265,7 +268,11 @@ def test_openai_recursive_models_qualify_through_defs() -> None:
     strict = openai_plugin.to_strict_schema(Tree.model_json_schema())
     assert strict is not None
     assert_openai_strict(strict)
-    jsonschema.Draft202012Validator(strict).validate({"name": "a", "children": [{"name": "b", "children": None}]})
+    origin = {"x": 0, "y": None}
+    jsonschema.Draft202012Validator(strict).validate(
+        {"name": "a", "best": None, "origin": origin,
+         "children": [{"name": "b", "children": None, "best": origin, "origin": origin}]})
+    assert strict["properties"]["origin"]["description"] == "Where it starts"
 
 
 def test_openai_free_form_objects_do_not_qualify() -> None:
