@@ -137,3 +137,33 @@ def test_dotdot_out_of_the_working_dir_is_not_auto_read(segments: list[str]) -> 
         assert d.decision == "allow"
     else:
         assert d.decision == "ask"
+
+
+SIMPLE_WORDS = ["ls", "-la", "a=b", "X=1", "git", "log", "*.py", "echo", "x,y", "@a", "%b", "+c", ":d", "1",
+                "if", "then", "fi", "done", "time", "in", "{", "}", "--x"]
+SIMPLE_OPS = [" ", "  ", "&&", "||", ";", "|", "|&", "&", "\n", " && ", " ; ", "\t"]
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.sampled_from(SIMPLE_WORDS), st.sampled_from(SIMPLE_OPS)), min_size=1, max_size=8),
+       st.booleans())
+def test_fast_split_agrees_with_the_grammar(pairs: list[tuple[str, str]], trailing_op: bool) -> None:
+    from pegboard.core.permissions import bashparse as bp
+
+    text = "".join(w + o for w, o in pairs)
+    if not trailing_op:
+        text = text[: len(text) - len(pairs[-1][1])]
+    fast = bp._fast_parse(text)
+    if fast is None:
+        return
+    tree = bp._parser().parse(text.encode())
+    assert not tree.root_node.has_error, text
+    slow = bp.ParsedScript()
+    bp._walk(text.encode(), tree.root_node, slow, 0)
+    if slow.problems:  # the grammar glued lines together; the fast split is the shell's reading
+        return
+
+    def shape(p: bp.ParsedScript) -> list[object]:
+        return [([w.value for w in s.words], [(n, v.value) for n, v in s.assignments], s.kind) for s in p.segments]
+
+    assert shape(fast) == shape(slow), text

@@ -42,6 +42,11 @@ _READERS = (
 )
 
 
+_RUNNER_HEADS: dict[str, list[tuple[str, ...]]] = {}
+for _key in C.RUNNERS:
+    _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
+
+
 def collapse_ws(text: str) -> str:
     return " ".join(text.split())
 
@@ -127,6 +132,8 @@ class FileOracle(Protocol):
     def read_verdict(self, path: str) -> FileVerdict: ...
 
     def write_verdict(self, path: str) -> FileVerdict: ...
+
+    def read_deny_only(self, path: str) -> FileVerdict: ...
 
     def deny_under(self, directory: str) -> Rule | None: ...
 
@@ -272,7 +279,11 @@ class _Analysis:
                                 dynamic=any(w.dynamic for w in cur[1 + idx:]))
                 cur = cur[1 + idx:]
                 continue
-            runner = next((k for k in C.RUNNERS if tuple(w.value.lower() for w in cur[:len(k)]) == k), None)
+            runner = None
+            for k in _RUNNER_HEADS.get(lname, ()):
+                if tuple(w.value.lower() for w in cur[:len(k)]) == k:
+                    runner = k
+                    break
             if runner is not None:
                 rspec = C.RUNNERS[runner]
                 rargs = [w.value for w in cur[len(runner):]]
@@ -405,7 +416,7 @@ class _Analysis:
                 all_inside = False
                 continue
             for p in paths:
-                v = self.o.read_verdict(p)
+                v = self.o.read_verdict(p) if recognised else self.o.read_deny_only(p)
                 if v.deny is not None:
                     if recognised:
                         self.out.set_deny(v.deny, f"{name} reads {p}, which {v.deny.text} denies")

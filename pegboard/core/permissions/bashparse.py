@@ -26,6 +26,12 @@ _ANSI_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}
 _GLOB_CHARS = frozenset("*?[{}")
 _ESCAPE_PAIR = re.compile(r"\\.", re.DOTALL)
 _UNESCAPED_SPACE = re.compile(r"[\s;&|<>]")
+#: Node types that cannot contain a command: the walk does not descend into them.
+_LEAVES = frozenset({
+    "word", "number", "raw_string", "ansi_c_string", "variable_name", "special_variable_name",
+    "string_content", "file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content", "comment",
+    "regex", "test_operator", "extglob_pattern",
+})
 _DYNAMIC_NODES = frozenset({
     "simple_expansion", "expansion", "command_substitution", "process_substitution",
     "arithmetic_expansion",
@@ -234,7 +240,13 @@ class _Builder:
 
     def command(self, node: Any, nested: bool) -> Segment:
         seg = Segment(words=[], nested=nested, text=self.text(node))
+        prev_end = None
         for child in node.children:
+            if prev_end is not None and b"\n" in self.src[prev_end:child.start_byte]:
+                # A newline between the words of one command: the shell would end the command
+                # there, so the grammar glued two commands together. Trust nothing here.
+                self.result.problems.append(f"ambiguous line break in {seg.text[:40]!r}")
+            prev_end = child.end_byte
             t = child.type
             if t == "variable_assignment":
                 seg.assignments.append(self.assignment(child))
@@ -304,6 +316,8 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
             _heredoc(b, node, result, nested_depth)
         elif t == "function_definition":
             pass
+        if t in _LEAVES:
+            continue
         child_nested = nested or t in ("command_substitution", "process_substitution")
         for child in reversed(node.children):
             if child.is_named or child.type == "ERROR":
@@ -372,10 +386,66 @@ def strip_line_continuations(command: str) -> str:
     return command.replace("\\\r\n", "").replace("\\\n", "")
 
 
+_SIMPLE_LINE = re.compile(r"[A-Za-z0-9_./:=@%+,*\- \t\n;&|]*")
+_SIMPLE_OP = re.compile(r"\s*(?:&&|\|\||\|&|[;&|\n])\s*")
+_RESERVED = frozenset({
+    "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "in",
+    "function", "select", "time", "coproc", "!", "{", "}", "[[", "]]",
+})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _fast_parse(text: str) -> ParsedScript | None:
+    """Split a line made only of plain words and list operators without the grammar.
+
+    Such a line has no quoting, expansion, redirection, grouping or comment, so splitting
+    on the operators and then on blanks is exactly what the shell does (a property test
+    compares this with the grammar). Anything else returns ``None`` and goes to the grammar.
+    """
+    if not _SIMPLE_LINE.fullmatch(text) or "&&&" in text or "|||" in text:
+        return None
+    result = ParsedScript()
+    for chunk in _SIMPLE_OP.split(text):
+        words = chunk.split()
+        if not words:
+            if chunk.strip():
+                return None
+            continue
+        assigns: list[tuple[str, Word]] = []
+        while words and _ASSIGNMENT.match(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            assigns.append((name, Word(value=value, raw=value, glob=any(c in value for c in "*?"))))
+        if words and words[0] in _RESERVED:
+            return None
+        if not words:
+            for name, value in assigns:
+                result.segments.append(Segment(words=[], assignments=[(name, value)], kind="assignment",
+                                               text=f"{name}={value.raw}"))
+            continue
+        result.segments.append(Segment(
+            words=[Word(value=w, raw=w, glob=any(c in w for c in "*?")) for w in words],
+            assignments=assigns, text=chunk.strip(),
+        ))
+    # Operators must separate non-empty commands (';;', '&& ||' ... are syntax errors).
+    ops = [m.group(0).strip() or "\n" for m in _SIMPLE_OP.finditer(text)]
+    chunks = [c for c in _SIMPLE_OP.split(text) if c.strip()]
+    last = _SIMPLE_OP.split(text)[-1].strip()
+    if not last:  # ends with an operator: only ';', '&' or a newline may end a list
+        if not ops or ops[-1] not in (";", "&", "\n"):
+            return None
+        ops = ops[:-1]
+    if len(ops) != len(chunks) - 1:
+        return None
+    return result
+
+
 def parse(command: str, depth: int = 0) -> ParsedScript:
     """Parse ``command``; never raises (problems are reported in the result)."""
-    result = ParsedScript()
     text = strip_line_continuations(command)
+    fast = _fast_parse(text)
+    if fast is not None:
+        return fast
+    result = ParsedScript()
     try:
         src = text.encode("utf-8", "surrogatepass")
     except UnicodeError:

@@ -815,6 +815,13 @@ class _Oracle:
     def write_verdict(self, path: str) -> bashmod.FileVerdict:
         return self._verdict(self.e._edit_view, path, True)
 
+    def read_deny_only(self, path: str) -> bashmod.FileVerdict:
+        """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
+        e = self.e
+        lexical = collapse(path)
+        return bashmod.FileVerdict(deny=e._path_rule(e._read_view, "deny", lexical),
+                                   ask=e._path_rule(e._read_view, "ask", lexical), inside=False)
+
     def deny_under(self, directory: str) -> Rule | None:
         d = collapse(directory).lower()
         for base, rule in self.e._deny_bases:

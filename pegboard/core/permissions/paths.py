@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,11 +91,43 @@ def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
 
 
 def resolve(path: str) -> str | None:
-    """The symlink-resolved form of an absolute path (as far as it exists), or ``None``."""
+    """The symlink-resolved form of an absolute path (as far as it exists), or ``None``.
+
+    Walks the components with ``lstat``; below the first component that does not exist
+    nothing can be a link, so the rest is appended as is (cheaper than ``realpath``, which
+    keeps probing every missing component).
+    """
     try:
-        return collapse(os.path.realpath(path))
-    except (OSError, ValueError):
+        return _resolve(path, 0)
+    except (OSError, ValueError, RecursionError):
         return None
+
+
+def _resolve(path: str, depth: int) -> str:
+    if depth > 40:
+        raise OSError("too many levels of symbolic links")
+    parts = [p for p in path.split("/") if p]
+    done = ""
+    for i, part in enumerate(parts):
+        if part == ".":
+            continue
+        if part == "..":
+            done = done.rsplit("/", 1)[0]
+            continue
+        candidate = f"{done}/{part}"
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            return collapse("/".join([candidate, *parts[i + 1:]]))
+        except NotADirectoryError:
+            return collapse("/".join([candidate, *parts[i + 1:]]))
+        if stat.S_ISLNK(st.st_mode):
+            target = os.readlink(candidate)
+            base = target if target.startswith("/") else f"{done}/{target}"
+            done = _resolve(collapse(base), depth + 1).rstrip("/")
+        else:
+            done = candidate
+    return done or "/"
 
 
 def inside(path: str, directory: str) -> bool:
@@ -181,32 +214,76 @@ def compile_path_regex(abs_pattern: str) -> str:
     return _NAMED_GROUP.sub("(?:", regex)
 
 
+_PREFIX_STOP = frozenset("(.[*+?|{$)")
+_ANY_DEPTH = "(?:/.+)?/"
+
+
+def _split_head(rx: str) -> tuple[str, str]:
+    """Split a translated pattern into a literal head and the rest, at a top-level ``/``."""
+    i = 0
+    cut = 0
+    while i < len(rx):
+        if rx.startswith(_ANY_DEPTH, i):
+            return rx[: i + len(_ANY_DEPTH)], rx[i + len(_ANY_DEPTH):]
+        ch = rx[i]
+        if ch == "\\" and i + 1 < len(rx):
+            i += 2
+            continue
+        if ch in _PREFIX_STOP:
+            break
+        if ch == "/":
+            cut = i + 1
+        i += 1
+    return rx[:cut], rx[cut:]
+
+
+def _combine(regexes: Sequence[str]) -> str:
+    """One alternation with shared literal heads factored out (far less backtracking)."""
+    groups: dict[str, list[str]] = {}
+    for rx in regexes:
+        head, tail = _split_head(rx)
+        groups.setdefault(head, []).append(tail)
+    parts = []
+    for head, tails in groups.items():
+        alts = "|".join(f"(?:{t})" for t in tails)
+        parts.append(f"{head}(?:{alts})")
+    return "|".join(f"(?:{p})" for p in parts)
+
+
 class PathMatcher:
-    """A list of path patterns matched together (one combined regex, then the first rule)."""
+    """A list of path patterns matched together (one combined regex, then the first rule).
+
+    Paths are matched with a trailing ``/`` so a directory pattern also covers the directory
+    itself. Case-insensitive matchers lower-case both the patterns and the paths.
+    """
 
     def __init__(self, entries: Sequence[tuple[str, object]], ignore_case: bool) -> None:
-        flags = re.IGNORECASE if ignore_case else 0
-        self.entries = [(re.compile(rx, flags), item) for rx, item in entries]
-        self.combined = re.compile("|".join(f"(?:{rx})" for rx, _ in entries), flags) if entries else None
+        self.ignore_case = ignore_case
+        fixed = [(rx.lower() if ignore_case else rx, item) for rx, item in entries]
+        self.entries = [(re.compile(rx, re.DOTALL), item) for rx, item in fixed]
+        self.combined = re.compile(_combine([rx for rx, _ in fixed]), re.DOTALL) if fixed else None
+
+    def _rel(self, path: str) -> str:
+        r = path[1:] + "/"
+        return r.lower() if self.ignore_case else r
 
     def first(self, paths: Iterable[str]) -> object | None:
         """The first item whose pattern matches any of ``paths`` (absolute), else ``None``."""
         if self.combined is None:
             return None
-        rels = [p[1:] for p in paths]
-        if not any(self.combined.match(r) or self.combined.match(r + "/") for r in rels):
+        rels = [self._rel(p) for p in paths]
+        if not any(self.combined.match(r) for r in rels):
             return None
         for rx, item in self.entries:
-            for r in rels:
-                if rx.match(r) or rx.match(r + "/"):
-                    return item
+            if any(rx.match(r) for r in rels):
+                return item
         return None
 
     def matches_all(self, paths: Sequence[str]) -> object | None:
         """The first item whose pattern matches every one of ``paths`` (allow: link and target)."""
         if self.combined is None or not paths:
             return None
-        rels = [p[1:] for p in paths]
+        rels = [self._rel(p) for p in paths]
         if not all(self.combined.match(r) for r in rels):
             return None
         for rx, item in self.entries:
