@@ -49,3 +49,46 @@ def test_case_through_engine(case: dict[str, Any]) -> None:
         provider=case["provider"], model=case["model"], agent=case["agent"],
     )
     _check(case, result)
+
+
+class _FakeEntryPoint:
+    """Stands in for an installed entry point, so the CLI loads the case plugin as it would a real one."""
+
+    def __init__(self, plugin: object) -> None:
+        self.name, self.value, self.dist = "policy-case", "tests.policy:CasePlugin", None
+        self._plugin = plugin
+
+    def load(self) -> object:
+        return self._plugin
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_through_the_cli(case: dict[str, Any], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pegboard tools --json --config F --provider P --model M --agent A``, as the issue's "done when" says."""
+    import json
+
+    from click.testing import CliRunner
+
+    from pegboard.core import plugins
+    from pegboard.core.cli import cli
+    from tests.policy.helpers_policy import CasePlugin
+
+    data = case_data()
+    plugin = CasePlugin(case["tools"], data["groups"], data["profiles"], data["aliases"])
+    monkeypatch.setattr(plugins, "entry_points", lambda: [_FakeEntryPoint(plugin)])
+    config_file = tmp_path / "case.json"
+    config_file.write_text(json.dumps(case["config"]))
+    args = ["tools", "--json", "--config", str(config_file), "--cwd", str(tmp_path)]
+    for option in ("provider", "model", "agent"):
+        if case[option] is not None:
+            args += [f"--{option}", case[option]]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert set(out) == {"enabled", "disabled", "warnings"}
+    assert sorted(out["enabled"]) == sorted(case["expect_enabled"])
+    assert sorted(d["name"] for d in out["disabled"]) == sorted(case["expect_disabled"])
+    unknown = [w for w in out["warnings"] if UNKNOWN_MARKER in w]
+    assert bool(unknown) == bool(case["expect_warning_mentions"])
+    for entry in case["expect_warning_mentions"]:
+        assert any(entry in w for w in unknown)
