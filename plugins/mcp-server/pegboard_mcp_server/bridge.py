@@ -119,6 +119,7 @@ class Bridge:
     pegboard: Pegboard
     selection: Selection = field(default_factory=Selection)
     _visible: Callable[..., Any] | None = None
+    _cache: tuple[tuple[str, ...], Any, set[str]] | None = None
 
     def __post_init__(self) -> None:
         try:  # deferred tools stay hidden until ToolSearch loads them, when that plugin is installed
@@ -163,19 +164,43 @@ class Bridge:
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
         sel = self.selection
+        approver = elicitation_approver(elicit) if elicit is not None else None
         try:
-            result = await self.pegboard.call(
-                name,
-                arguments,
-                cwd=sel.cwd,
-                mode=sel.mode,
-                approver=elicitation_approver(elicit) if elicit is not None else None,
-                **sel.policy(),
-            )
+            fast = self._fast_path()
+            if fast is not None:
+                ctx, enabled = fast
+                result = await self.pegboard.pipeline.run(name, arguments, ctx, enabled=enabled, approver=approver)
+            else:
+                result = await self.pegboard.call(
+                    name, arguments, cwd=sel.cwd, mode=sel.mode, approver=approver, **sel.policy()
+                )
         except Exception as exc:  # Pegboard.call does not raise; this is a last line of defence
             log.exception("call of %s failed", name)
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         return result_to_mcp(result)
+
+    def _fast_path(self) -> tuple[Any, set[str]] | None:
+        """The call context and the enabled set, recomputed only when the registered tools change.
+
+        ``Pegboard.call`` resolves the tool policy on every call (about half of a call's cost);
+        the policy only depends on the config, which a server never reloads, and on the
+        registered tools, which this checks. Availability is still checked on every call by
+        the pipeline. Falls back to ``Pegboard.call`` when the kernel lacks what this needs.
+        """
+        pb = self.pegboard
+        pipeline, registry = getattr(pb, "pipeline", None), getattr(pb, "registry", None)
+        if pipeline is None or registry is None:
+            return None
+        sync = getattr(pb, "_sync_tool_sources", None)
+        if sync is not None and getattr(pb, "_tool_sources", None):
+            sync()
+        key = tuple(registry.tools)
+        if self._cache is None or self._cache[0] != key:
+            sel = self.selection
+            enabled = set(pb.tools(**sel.policy()).enabled)
+            ctx = pb.context(cwd=sel.cwd, mode=sel.mode, agent=sel.agent, provider=sel.provider, model=sel.model)
+            self._cache = (key, ctx, enabled)
+        return self._cache[1], self._cache[2]
 
     def tool_names(self) -> Sequence[str]:
         return [t["name"] for t in self.list_tools()]
