@@ -179,6 +179,12 @@ class Bridge:
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         return result_to_mcp(result)
 
+    def refresh(self) -> None:
+        """Let dynamic tool sources (MCP servers) bring the registry up to date."""
+        sync = getattr(self.pegboard, "_sync_tool_sources", None)
+        if sync is not None and getattr(self.pegboard, "_tool_sources", None):
+            sync()
+
     def _fast_path(self) -> tuple[Any, set[str]] | None:
         """The call context and the enabled set, recomputed only when the registered tools change.
 
@@ -191,9 +197,7 @@ class Bridge:
         pipeline, registry = getattr(pb, "pipeline", None), getattr(pb, "registry", None)
         if pipeline is None or registry is None:
             return None
-        sync = getattr(pb, "_sync_tool_sources", None)
-        if sync is not None and getattr(pb, "_tool_sources", None):
-            sync()
+        self.refresh()
         key = tuple(registry.tools)
         if self._cache is None or self._cache[0] != key:
             sel = self.selection

@@ -36,6 +36,7 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 ELICIT_TIMEOUT = 600.0
 READ_CHUNK = 1 << 20
 SHUTDOWN_GRACE = 5.0
+WATCH_INTERVAL = 1.0
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -191,7 +192,9 @@ class StdioServer:
             transport, _ = await loop.connect_read_pipe(lambda: reader, stdin)
         except (ValueError, OSError):  # a regular file or an odd fd: read in a thread
             threading.Thread(target=self._read_blocking, args=(loop, reader), daemon=True).start()
+        watcher = loop.create_task(self._watch_tool_set())
         await self.closed.wait()
+        watcher.cancel()
         if transport is not None:
             transport.close()
         await self._shutdown()
@@ -315,6 +318,24 @@ class StdioServer:
             task = self.tasks.get(params.get("requestId"))
             if task is not None:
                 task.cancel()
+
+    async def _watch_tool_set(self) -> None:
+        """Announce tools that appear without a call (an MCP server that connected late)."""
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            future = self.bridge_future
+            if future is None or not future.done() or future.exception() is not None or self._signature is None:
+                continue
+            bridge = future.result()
+            try:
+                bridge.refresh()
+            except Exception:
+                log.exception("pegboard serve: refreshing the tool set failed")
+                continue
+            signature = self._bridge_signature(bridge)
+            if signature != self._signature:
+                self._signature = signature
+                self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _bridge_signature(self, bridge: Bridge) -> Any:
         from_search: Any = None
