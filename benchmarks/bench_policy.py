@@ -5,13 +5,15 @@ Run: ``.venv/bin/python benchmarks/bench_policy.py [--repeat N]``.
 Absolute times depend on the machine, so the script also measures a baseline in the same
 run: one pass over the 1,000 tools that normalises each name and looks it up in a set of
 100 names (the least work any resolver must do). It prints the median and best time of
-each, the ratio engine / baseline (the machine-independent number), and whether the
-engine's median met the 5 ms budget (exit status 1 if not). On a busy machine read the
-ratio: the absolute times scale with the load.
+each and the ratio engine / baseline (the machine-independent number). The 5 ms budget is
+checked on the path every ``Pegboard.tools()`` call takes (exit status 1 if missed); the
+first resolution after start-up, which also builds the tables, is reported beside it. On a
+busy machine read the ratios: the absolute times scale with the load.
 
-``cold`` builds a fresh catalog every time (index and pattern compilation included);
-``warm`` reuses one catalog, as a host that resolves several agents against the same
-registry does.
+Three cases: nothing cached (the index of tool names and groups and the compiled entry
+lists are built from scratch); a new catalog object for the same registry (what
+``Pegboard.tools()`` does on every call: the engine shares the tables between catalogs with
+the same tools); and the same catalog object again.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import statistics
 import time
 from collections.abc import Callable
 
+from pegboard.core import policy as policy_module
 from pegboard.core.config import PegboardConfig
 from pegboard.core.policy import PolicyCatalog, PolicyTool, resolve_policy
 from pegboard.core.tools import name_key
@@ -110,23 +113,31 @@ def main() -> int:
     def baseline() -> object:
         return [t.name for t in tools if name_key(t.name) in names]
 
-    def cold() -> object:
+    def first() -> object:
+        policy_module._INDEXES.clear()  # nothing cached: the first resolution after start-up
         return resolve_policy(make_catalog(tools), config, provider="openai", model="gpt-5")
 
-    def warm() -> object:
+    def fresh() -> object:
+        # a new catalog object for the same registry, as Pegboard.tools() builds on every call
+        return resolve_policy(make_catalog(tools), config, provider="openai", model="gpt-5")
+
+    def same() -> object:
         return resolve_policy(warm_catalog, config, provider="openai", model="gpt-5")
 
     result = resolve_policy(warm_catalog, config, provider="openai", model="gpt-5")
-    base, base_best = measure_ms(baseline, args.repeat)
-    cold_ms, cold_best = measure_ms(cold, args.repeat)
-    warm_ms, warm_best = measure_ms(warm, args.repeat)
+    rows = [("baseline (normalise + set lookup per tool)", measure_ms(baseline, args.repeat))]
+    rows.append(("resolve_policy, nothing cached", measure_ms(first, args.repeat)))
+    rows.append(("resolve_policy, new catalog, same registry", measure_ms(fresh, args.repeat)))
+    rows.append(("resolve_policy, same catalog", measure_ms(same, args.repeat)))
+    base = rows[0][1][0]
     print(f"tools: {N_TOOLS}, patterns: 100, enabled: {len(result.enabled)}, disabled: {len(result.disabled)}")
     print(f"{'':44} {'median':>9} {'best':>9} {'ratio (median)':>15}")
-    print(f"{'baseline (normalise + set lookup per tool)':44} {base:8.3f}ms {base_best:8.3f}ms {1:14.1f}x")
-    print(f"{'resolve_policy, cold catalog':44} {cold_ms:8.3f}ms {cold_best:8.3f}ms {cold_ms / base:14.1f}x")
-    print(f"{'resolve_policy, warm catalog':44} {warm_ms:8.3f}ms {warm_best:8.3f}ms {warm_ms / base:14.1f}x")
-    ok = cold_ms < BUDGET_MS
-    print(f"budget {BUDGET_MS} ms (cold, median): {'met' if ok else 'MISSED'}")
+    for label, (median, best) in rows:
+        print(f"{label:44} {median:8.3f}ms {best:8.3f}ms {median / base:14.1f}x")
+    typical = rows[2][1][0]
+    ok = typical < BUDGET_MS
+    print(f"budget {BUDGET_MS} ms for the Pegboard.tools() path (new catalog, same registry, median): "
+          f"{'met' if ok else 'MISSED'}; the first resolution after start-up took {rows[1][1][0]:.3f} ms")
     return 0 if ok else 1
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -115,12 +116,59 @@ class PolicyCatalog:
     profiles: Mapping[str, Sequence[str] | None] = field(default_factory=dict)
     provider_policies: Sequence[ProviderPolicy] = ()
     _index_cache: list[_Index] = field(default_factory=list, init=False, repr=False, compare=False)
+    _unavailable_cache: list[dict[int, str]] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def index(self) -> _Index:
-        """The precomputed lookup tables (built once per catalog; the catalog is immutable)."""
+        """The precomputed lookup tables: built once per catalog (the catalog is immutable), and
+        shared by catalogs with the same tools, groups, profiles and policies (a host that
+        builds a fresh catalog for every resolution reuses the tables and compiled lists)."""
         if not self._index_cache:
-            self._index_cache.append(_Index(self))
+            self._index_cache.append(_shared_index(self))
         return self._index_cache[0]
+
+    def unavailable(self) -> dict[int, str]:
+        """``{tool index: reason}`` for this catalog's tools whose availability check failed."""
+        if not self._unavailable_cache:
+            index = self.index()
+            reasons = [t.unavailable for t in self.tools]
+            self._unavailable_cache.append(
+                {i: r for i, r in enumerate(map(reasons.__getitem__, index.order)) if r}
+            )
+        return self._unavailable_cache[0]
+
+
+_INDEXES: OrderedDict[tuple[Any, ...], _Index] = OrderedDict()
+_INDEXES_MAX = 8
+
+
+def _signature(catalog: PolicyCatalog) -> tuple[Any, ...] | None:
+    """What the index depends on (everything but availability), or ``None`` if unhashable."""
+    try:
+        sig = (
+            tuple([(t.name, t.aliases, t.groups, t.optional) for t in catalog.tools]),
+            tuple((k, tuple(v)) for k, v in catalog.groups.items()),
+            tuple((k, None if v is None else tuple(v)) for k, v in catalog.profiles.items()),
+            # the cached index holds these policies, so their ids cannot be reused meanwhile
+            tuple(map(id, catalog.provider_policies)),
+        )
+        hash(sig)
+    except TypeError:
+        return None
+    return sig
+
+
+def _shared_index(catalog: PolicyCatalog) -> _Index:
+    sig = _signature(catalog)
+    if sig is None:
+        return _Index(catalog)
+    index = _INDEXES.get(sig)
+    if index is None:
+        index = _INDEXES[sig] = _Index(catalog)
+        while len(_INDEXES) > _INDEXES_MAX:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(sig)
+    return index
 
 
 class ToolDecision(NamedTuple):
@@ -184,12 +232,12 @@ class _Index:
         folded = [t.name.casefold() for t in given]
         # registered names never differ only in case, so the case-folded name orders them fully
         order = sorted(range(len(given)), key=folded.__getitem__)
+        self.order: list[int] = order  # sorted position -> position in catalog.tools
         tools = [given[j] for j in order]
         n = len(tools)
         self.tools: list[PolicyTool] = tools
         self.names: list[str] = [t.name for t in tools]
         self.optional: list[int] = [i for i, t in enumerate(tools) if t.optional]
-        self.unavailable: list[int] = [i for i, t in enumerate(tools) if t.unavailable]
         keys: list[str] = list(map(_key, (t.name for t in tools)))
         self.keys = keys
         # the first tool with a key owns it; aliases come after every canonical name
@@ -839,10 +887,13 @@ def resolve_policy(
     # 4. provider policies
     removed = _provider_removals(index, provider, model)
 
+    unavailable = catalog.unavailable()
     if sub_steps:
-        decisions = [_decide(i, index, base, narrows, denies, sub_steps, removed) for i in range(len(index.tools))]
+        decisions = [
+            _decide(i, index, base, narrows, denies, sub_steps, removed, unavailable) for i in range(len(index.tools))
+        ]
     else:
-        decisions = _decide_all(index, base, narrows, denies, removed)
+        decisions = _decide_all(index, base, narrows, denies, removed, unavailable)
     return PolicyResult(
         enabled=[d.name for d in decisions if d.enabled],
         disabled=[d for d in decisions if not d.enabled],
@@ -898,6 +949,7 @@ def _decide_all(
     narrows: Sequence[_Allowlist],
     denies: Sequence[_Deny],
     removed: Mapping[int, str],
+    unavailable: Mapping[int, str],
 ) -> list[ToolDecision]:
     """Every tool's decision, computed list-wise (the same answers as :func:`_decide`, which
     handles the rarer cases: optional tools and subagents)."""
@@ -931,15 +983,14 @@ def _decide_all(
         final.update({i: (names[i], False, STEP_BY_PROVIDER, miss) for i in candidates.keys() - hits.keys()})
         candidates = {i: (sn[0], f"{sn[1]}; {hits[i][1]}") for i, sn in candidates.items() if i in hits}
     final.update({i: (names[i], True, sn[0], sn[1]) for i, sn in candidates.items()})
-    tools = index.tools
     final.update(
-        {i: (names[i], False, STEP_AVAILABILITY, f"unavailable: {tools[i].unavailable}")
-         for i in index.unavailable if i in candidates}
+        {i: (names[i], False, STEP_AVAILABILITY, f"unavailable: {reason}")
+         for i, reason in unavailable.items() if i in candidates}
     )
     final.update({i: (names[i], False, STEP_DENY, reason) for i, reason in deny_reason.items()})
     final.update({i: (names[i], False, STEP_PROVIDER_POLICY, reason) for i, reason in removed.items()})
     for i in index.optional:
-        final[i] = _decide(i, index, base, narrows, denies, (), removed)
+        final[i] = _decide(i, index, base, narrows, denies, (), removed, unavailable)
     out = map(final.__getitem__, range(len(names)))
     return list(map(ToolDecision._make, out))
 
@@ -952,6 +1003,7 @@ def _decide(
     denies: Sequence[_Deny],
     sub_steps: Sequence[_SubagentStep],
     removed: Mapping[int, str],
+    unavailable: Mapping[int, str],
 ) -> ToolDecision:
     tool = index.tools[i]
     name = tool.name
@@ -1023,8 +1075,9 @@ def _decide(
             notes.append(f"listed in subagents.{sub.name}.tools ({khit[1]!r})")
             step = STEP_SUBAGENT
 
-    if tool.unavailable:
-        return ToolDecision(name, False, STEP_AVAILABILITY, f"unavailable: {tool.unavailable}")
+    reason = unavailable.get(i)
+    if reason is not None:
+        return ToolDecision(name, False, STEP_AVAILABILITY, f"unavailable: {reason}")
     return ToolDecision(name, True, step, "; ".join(notes))
 
 

@@ -183,8 +183,8 @@ def test_fast_path_agrees_with_the_per_tool_path(cfg: dict[str, Any], sel: dict[
     fast = resolve_policy(CATALOG, config(cfg), **sel)
     original = policy._decide_all
     try:
-        policy._decide_all = lambda index, base, narrows, denies, removed: [
-            policy._decide(i, index, base, narrows, denies, (), removed) for i in range(len(index.tools))
+        policy._decide_all = lambda index, base, narrows, denies, removed, unavailable: [
+            policy._decide(i, index, base, narrows, denies, (), removed, unavailable) for i in range(len(index.tools))
         ]
         slow = resolve_policy(CATALOG, config(cfg), **sel)
     finally:

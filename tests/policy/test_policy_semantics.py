@@ -396,6 +396,22 @@ def test_unavailable_tools_are_listed_with_the_reason() -> None:
     assert step(resolve_policy(c, config({"tools": {"deny": ["grep"]}})), "Grep") == "deny"
 
 
+def test_catalogs_share_tables_but_not_availability() -> None:
+    first = catalog([PolicyTool("Read"), PolicyTool("Grep", unavailable="no rg")])
+    second = catalog([PolicyTool("Read"), PolicyTool("Grep")])
+    assert first.index() is second.index()  # same structure: the tables are shared
+    assert resolve_policy(first, config({})).enabled == ["Read"]
+    assert resolve_policy(second, config({})).enabled == ["Grep", "Read"]
+    third = catalog([PolicyTool("Read", groups=("fs",)), PolicyTool("Grep")])
+    assert third.index() is not first.index()
+    assert resolve_policy(third, config({"tools": {"allow": ["group:fs"]}})).enabled == ["Read"]
+
+
+def test_unhashable_catalog_entries_still_resolve() -> None:
+    c = catalog([PolicyTool("Read", aliases=["cat"])])  # type: ignore[arg-type]
+    assert resolve_policy(c, config({"tools": {"allow": ["cat"]}})).enabled == ["Read"]
+
+
 # --------------------------------------------------------------------------- provider policies
 
 
