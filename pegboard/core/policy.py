@@ -37,7 +37,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -242,17 +242,12 @@ class _Index:
         self.keys = keys
         # the first tool with a key owns it; aliases come after every canonical name
         by_key: dict[str, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
-        by_declared: dict[tuple[str, ...], list[int]] = {}
-        for i, t in enumerate(tools):
-            if t.aliases:
-                for alias in t.aliases:
-                    by_key.setdefault(_key(alias), i)
-            if t.groups:
-                members_of = by_declared.get(t.groups)
-                if members_of is None:
-                    by_declared[t.groups] = [i]
-                else:
-                    members_of.append(i)
+        for i, aliases in [(i, t.aliases) for i, t in enumerate(tools) if t.aliases]:
+            for alias in aliases:
+                by_key.setdefault(_key(alias), i)
+        by_declared: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
+        for i, declared_groups in [(i, t.groups) for i, t in enumerate(tools) if t.groups]:
+            by_declared[declared_groups].append(i)
         self.by_key = by_key
         # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
         self.joined = "\n" + "\n".join(keys) + "\n"
@@ -923,6 +918,10 @@ def _provider_removals(index: _Index, provider: str | None, model: str | None) -
     return removed
 
 
+#: ``ToolDecision`` from a 4-tuple without the Python-level checks of ``_make`` (hot path)
+_new_decision = functools.partial(tuple.__new__, ToolDecision)
+
+
 def _part_texts(allowlist: _Allowlist, *, base: bool) -> dict[int, tuple[str, str]]:
     """For every tool an allowlist names: ``(step, note)`` from the first part that names it."""
     out: dict[int, tuple[str, str]] = {}
@@ -992,7 +991,7 @@ def _decide_all(
     for i in index.optional:
         final[i] = _decide(i, index, base, narrows, denies, (), removed, unavailable)
     out = map(final.__getitem__, range(len(names)))
-    return list(map(ToolDecision._make, out))
+    return list(map(_new_decision, out))
 
 
 def _decide(
