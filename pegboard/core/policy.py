@@ -37,6 +37,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,7 @@ class PolicyCatalog:
 
 _INDEXES: OrderedDict[tuple[Any, ...], _Index] = OrderedDict()
 _INDEXES_MAX = 8
+_INDEXES_LOCK = threading.Lock()
 
 
 def _signature(catalog: PolicyCatalog) -> tuple[Any, ...] | None:
@@ -161,13 +163,16 @@ def _shared_index(catalog: PolicyCatalog) -> _Index:
     sig = _signature(catalog)
     if sig is None:
         return _Index(catalog)
-    index = _INDEXES.get(sig)
-    if index is None:
-        index = _INDEXES[sig] = _Index(catalog)
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(sig)
+        if index is not None:
+            _INDEXES.move_to_end(sig)
+            return index
+    index = _Index(catalog)
+    with _INDEXES_LOCK:
+        _INDEXES[sig] = index
         while len(_INDEXES) > _INDEXES_MAX:
             _INDEXES.popitem(last=False)
-    else:
-        _INDEXES.move_to_end(sig)
     return index
 
 
