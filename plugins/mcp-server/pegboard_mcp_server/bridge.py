@@ -119,7 +119,7 @@ class Bridge:
     pegboard: Pegboard
     selection: Selection = field(default_factory=Selection)
     _visible: Callable[..., Any] | None = None
-    _cache: tuple[tuple[str, ...], Any, set[str]] | None = None
+    _cache: tuple[tuple[str, ...], set[str]] | None = None
 
     def __post_init__(self) -> None:
         try:  # deferred tools stay hidden until ToolSearch loads them, when that plugin is installed
@@ -199,12 +199,11 @@ class Bridge:
             return None
         self.refresh()
         key = tuple(registry.tools)
+        sel = self.selection
         if self._cache is None or self._cache[0] != key:
-            sel = self.selection
-            enabled = set(pb.tools(**sel.policy()).enabled)
-            ctx = pb.context(cwd=sel.cwd, mode=sel.mode, agent=sel.agent, provider=sel.provider, model=sel.model)
-            self._cache = (key, ctx, enabled)
-        return self._cache[1], self._cache[2]
+            self._cache = (key, set(pb.tools(**sel.policy()).enabled))
+        ctx = pb.context(cwd=sel.cwd, mode=sel.mode, agent=sel.agent, provider=sel.provider, model=sel.model)
+        return ctx, self._cache[1]
 
     def tool_names(self) -> Sequence[str]:
         return [t["name"] for t in self.list_tools()]
