@@ -148,7 +148,8 @@ class BashOutcome:
     deny_reason: str = ""
     ask_rule: Rule | None = None
     ask_reason: str = ""
-    hard_ask: str | None = None  # asks even in bypassPermissions (critical rm, unverifiable)
+    hard_ask: str | None = None  # asks even in bypassPermissions (critical rm, a denied file maybe read)
+    unverifiable: str | None = None  # cannot be analysed: asks even in bypass while deny/ask rules exist
     protected: str | None = None  # a protected-path write (bypass allows)
     unapproved: str | None = None  # first part no rule, read-only set or mode approves
     needs_edit_mode: str | None = None  # approved only if the mode approves in-scope edits
@@ -167,6 +168,10 @@ class BashOutcome:
     def set_hard(self, reason: str) -> None:
         if self.hard_ask is None:
             self.hard_ask = reason
+
+    def set_unverifiable(self, reason: str) -> None:
+        if self.unverifiable is None:
+            self.unverifiable = reason
 
     def set_unapproved(self, reason: str) -> None:
         if self.unapproved is None:
@@ -298,7 +303,7 @@ class _Analysis:
                     if script is not None:
                         self.nested(script.value, parsed, depth, dynamic=script.dynamic)
                     else:
-                        self.out.set_hard(f"cannot see the script {name} runs")
+                        self.out.set_unverifiable(f"cannot see the script {name} runs")
                 break
             if lname == "eval":
                 self.nested(" ".join(args), parsed, depth, dynamic=any(w.dynamic for w in cur[1:]))
@@ -375,7 +380,7 @@ class _Analysis:
         if dynamic:
             self.out.set_unapproved("runs a script built from shell expansions")
         if depth > 8:
-            self.out.set_hard("commands nested too deeply to analyse")
+            self.out.set_unverifiable("commands nested too deeply to analyse")
             return
         inner = parse(script, depth + 1)
         for s in inner.segments:
@@ -383,7 +388,7 @@ class _Analysis:
         parsed.segments.extend(inner.segments)
         parsed.redirects.extend(inner.redirects)
         if inner.problems:
-            self.out.set_hard(f"cannot analyse the nested script: {inner.problems[0]}")
+            self.out.set_unverifiable(f"cannot analyse the nested script: {inner.problems[0]}")
 
     # -- paths -----------------------------------------------------------------------------
     def resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
@@ -495,16 +500,16 @@ class _Analysis:
         out = self.out
         parsed = parse(command)
         if len(command) > MAX_COMMAND_CHARS:
-            out.set_hard(f"the command is longer than {MAX_COMMAND_CHARS} characters")
+            out.set_unverifiable(f"the command is longer than {MAX_COMMAND_CHARS} characters")
         if _CONTROL.search(command):
-            out.set_hard("the command contains control characters")
+            out.set_unverifiable("the command contains control characters")
         if parsed.problems:
-            out.set_hard(f"cannot analyse the command: {parsed.problems[0]}")
+            out.set_unverifiable(f"cannot analyse the command: {parsed.problems[0]}")
         units: list[_Unwrapped] = []
         i = 0
         while i < len(parsed.segments):
             if i >= _MAX_SEGMENTS:
-                out.set_hard("too many subcommands to analyse")
+                out.set_unverifiable("too many subcommands to analyse")
                 break
             seg = parsed.segments[i]
             units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
@@ -513,7 +518,7 @@ class _Analysis:
         for u in units:
             self.judge(u)
         self.redirects(parsed)
-        if not units and not parsed.redirects and out.hard_ask is None:
+        if not units and not parsed.redirects and out.hard_ask is None and out.unverifiable is None:
             out.set_unapproved("empty command")
         return out
 

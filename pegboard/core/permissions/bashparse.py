@@ -11,6 +11,7 @@ understand, is reported as ``unanalysable`` so the engine never approves it.
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -38,12 +39,25 @@ _DYNAMIC_NODES = frozenset({
 })
 
 
+_local = threading.local()
+
+
 @lru_cache(maxsize=1)
-def _parser() -> Any:
+def _language() -> Any:
     import tree_sitter
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Language(tree_sitter_bash.language())
+
+
+def _parser() -> Any:
+    """One parser per thread: a tree-sitter parser must not be shared between threads."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        import tree_sitter
+
+        parser = _local.parser = tree_sitter.Parser(_language())
+    return parser
 
 
 @dataclass

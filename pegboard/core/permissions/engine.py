@@ -49,6 +49,8 @@ from pegboard.core.tools import Tool, name_key
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 _LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
 _PATH_KINDS = ("read", "edit")
+#: Tools whose whole job is to ask the user: denied in dontAsk like any other prompt.
+_USER_INTERACTION_TOOLS = frozenset({"AskUserQuestion"})
 
 
 @dataclass
@@ -252,6 +254,15 @@ class PermissionEngine:
             rule.server = rule.tool[5:]
         seed = fam.canonical_seed_name(rule.tool)
         rule.target = seed or rule.tool
+        if seed is not None and seed != rule.tool:
+            if lst == "allow":
+                # Allow rules name tools exactly; a near miss approves nothing.
+                self.diagnostics.append(f"{where}: {text!r} is not a canonical tool name (did you mean "
+                                        f"{seed}?); the allow rule matches only a tool named {rule.tool!r}")
+                rule.target = rule.tool
+                seed = None
+            else:
+                self.diagnostics.append(f"{where}: {text!r}: the canonical tool name is {seed}; applied to it")
         if seed is None and rule.tool not in fam.FAMILY_KINDS and lst != "allow" \
                 and "_" not in rule.tool and not rule.tool.startswith("mcp"):
             self.diagnostics.append(f"{where}: {text!r} names no known tool (kept; it applies if one appears)")
@@ -480,6 +491,8 @@ class PermissionEngine:
             kind = fam.kind_of(family)
         data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
         view = self._view(name, family, kind, tool)
+        if name in _USER_INTERACTION_TOOLS and self.mode == "dontAsk" and view.bare["allow"] is None:
+            return self._decision("deny", None, f"dontAsk mode: {name} would ask the user, which this mode refuses")
 
         # 1. deny, 2. ask: bare and parameter rules
         for lst in ("deny", "ask"):
@@ -763,6 +776,11 @@ class PermissionEngine:
         if result.ask_rule is not None:
             out.ask = (result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
+        if result.unverifiable is not None:
+            if out.hard_ask is None and (view.cmd["deny"].count or view.cmd["ask"].count or self._deny_bases):
+                out.hard_ask = f"{result.unverifiable} (deny or ask rules could apply)"
+            elif result.unapproved is None:
+                result.unapproved = result.unverifiable
         out.protected = result.protected
         if result.writes is not None and self.mode == "plan":
             out.is_edit = True
