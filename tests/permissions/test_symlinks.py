@@ -87,3 +87,13 @@ def test_protected_target_behind_a_link(tree: Path) -> None:
     os.symlink(tree / "proj" / ".git" / "config", tree / "proj" / "cfg")
     e = engine(mode="acceptEdits", cwd=tree / "proj")
     assert e.check("Write", {"file_path": str(tree / "proj" / "cfg")}).decision == "ask"
+
+
+def test_dotdot_after_a_link_follows_the_link(tree: Path) -> None:
+    # proj/sub -> <tree>/outside, so the OS reads proj/sub/../secret.key as <tree>/secret.key
+    # ('..' of the link's target), while the lexical spelling says proj/secret.key.
+    (tree / "secret.key").write_text("top")
+    e = engine(deny=[f"Read(//{str(tree).lstrip('/')}/secret.key)"], cwd=tree / "proj")
+    d = e.check("Read", {"file_path": str(tree / "proj" / "sub" / ".." / "secret.key")})
+    assert d.decision == "deny"
+    assert e.check("Bash", {"command": "cat sub/../secret.key"}).decision == "deny"

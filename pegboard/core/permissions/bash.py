@@ -403,13 +403,14 @@ class _Analysis:
                 return None
         if self.o.windows:
             v = to_posix(v, True)
+        # Not collapsed: '..' must be applied after symlinks when the path is resolved.
         if w.tilde and (v == "~" or v.startswith("~/")):
-            return [collapse(self.o.home + v[1:])]
+            return [self.o.home + v[1:]]
         if v.startswith("/"):
-            return [collapse(v)]
+            return [v]
         if self.cwd_unknown and not for_deny:
             return None
-        return [collapse(c + "/" + v) for c in self.cwds]
+        return [c + "/" + v for c in self.cwds]
 
     def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
         """Apply Read rules to file operands; return whether all are known and inside."""
@@ -432,7 +433,7 @@ class _Analysis:
                 if not v.inside:
                     all_inside = False
                 if w.glob or recursive:
-                    base = _glob_base(p) if w.glob else p
+                    base = _glob_base(collapse(p)) if w.glob else collapse(p)
                     hit = self.o.deny_under(base)
                     if hit is not None:
                         self.out.set_hard(f"{name} may read files under {base} that {hit.text} denies")
@@ -478,7 +479,7 @@ class _Analysis:
         if not paths:
             return None
         home = self.o.home
-        for p in paths:
+        for p in map(collapse, paths):
             if w.glob:
                 base = _glob_base(p)
                 if base == "/" or any(base == d for d in self.o.workdirs) or base == home:
@@ -540,7 +541,7 @@ class _Analysis:
                 if paths is None:
                     self.cwd_unknown = True
                     continue
-                for p in paths:
+                for p in map(collapse, paths):
                     if p not in self.cwds:
                         self.cwds.append(p)
                     if p != self.o.cwd:

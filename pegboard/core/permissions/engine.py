@@ -26,6 +26,7 @@ from pegboard.core.permissions import webfetch as wf
 from pegboard.core.permissions.paths import (
     PathContext,
     PathMatcher,
+    absolute,
     collapse,
     compile_path_regex,
     inside,
@@ -611,8 +612,9 @@ class PermissionEngine:
         inside_all = True
         protected = None
         for raw in raws:
-            lexical = normalize(raw, self.cwd, self.home, self.windows)
-            resolved = self._resolve(lexical)
+            full = absolute(raw, self.cwd, self.home, self.windows)
+            lexical = collapse(full)
+            resolved = self._resolve(full)
             for lst in ("deny", "ask"):
                 r = self._path_rule(view, lst, lexical, resolved)
                 if r is not None:
@@ -817,7 +819,7 @@ class _Oracle:
     def _verdict(self, view: _View, path: str, write: bool) -> bashmod.FileVerdict:
         e = self.e
         lexical = collapse(path)
-        resolved = e._resolve(lexical)
+        resolved = e._resolve(path)
         v = bashmod.FileVerdict()
         v.deny = e._path_rule(view, "deny", lexical, resolved)
         v.ask = e._path_rule(view, "ask", lexical, resolved)

@@ -78,8 +78,12 @@ def collapse(path: str) -> str:
     return "/" + "/".join(parts)
 
 
-def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
-    """The absolute, lexically normalised POSIX form of ``raw`` (relative to ``base``)."""
+def absolute(raw: str, base: str, home: str, windows: bool = False) -> str:
+    """``raw`` made absolute (``~``, ``$HOME``, relative to ``base``) but with ``..`` kept.
+
+    The operating system applies ``..`` after following symlinks, so symlink resolution
+    must start from this form, not from the lexically collapsed one.
+    """
     p = to_posix(raw, windows)
     if p == "~" or p.startswith("~/"):
         p = home + p[1:]
@@ -87,7 +91,12 @@ def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
         p = _HOME_VAR.sub(lambda _m: home, p, count=1)
     if not p.startswith("/"):
         p = base.rstrip("/") + "/" + p
-    return collapse(p)
+    return p
+
+
+def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
+    """The absolute, lexically normalised POSIX form of ``raw`` (relative to ``base``)."""
+    return collapse(absolute(raw, base, home, windows))
 
 
 def resolve(path: str) -> str | None:
