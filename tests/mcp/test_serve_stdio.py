@@ -284,3 +284,20 @@ async def test_huge_raw_line_does_not_kill_the_server(serve_args, workdir, size_
         assert proc.stdin is not None
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), 15)
+
+
+def test_broken_config_fails_before_serving(workdir):
+    import subprocess
+
+    bad = workdir / "bad.json"
+    bad.write_text('{"permissions": {"allow": 5}}', encoding="utf-8")
+    done = subprocess.run(
+        [PEGBOARD, "serve", "--config", str(bad)],
+        input=_line(INIT),
+        capture_output=True,
+        env=serve_env(),
+        cwd=str(workdir),
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == b""
+    assert b"permissions.allow" in done.stderr

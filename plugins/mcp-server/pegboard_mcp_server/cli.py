@@ -110,6 +110,13 @@ def serve(
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
+    from pegboard import ConfigError, load_config
+
+    try:  # a broken config is an error before serving, not a server that cannot answer
+        load_config(cwd.resolve() if cwd else None, list(config_files))
+    except ConfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     from pegboard_mcp_server.bridge import Selection
 
     selection = Selection(

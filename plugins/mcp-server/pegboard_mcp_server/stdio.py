@@ -198,7 +198,9 @@ class StdioServer:
         if transport is not None:
             transport.close()
         await self._shutdown()
-        return 0
+        await asyncio.wait([self.bridge_future], timeout=SHUTDOWN_GRACE)
+        future = self.bridge_future
+        return 1 if future.done() and not future.cancelled() and future.exception() is not None else 0
 
     def _read_blocking(self, loop: asyncio.AbstractEventLoop, reader: _Input) -> None:
         try:
