@@ -446,3 +446,16 @@ def test_powershell() -> None:
     assert decide(e, "PowerShell", command="echo $(ri x)") == "deny"
     assert decide(e, "PowerShell", command="gci; iex 'x'") == "ask"
     assert decide(e, "PowerShell", command="gci 'unterminated") == "ask"
+
+
+@pytest.mark.parametrize("command", ["rm -fr x", "rm -r -f x", "rm --recursive --force x", "rm -R -f x",
+                                     "rm -rfv x", "sudo rm -f -r x"])
+def test_deny_flags_in_any_order(command: str) -> None:
+    e = engine(deny=["Bash(rm -rf *)"], allow=["Bash(rm *)"])
+    assert bash(e, command) == "deny"
+
+
+def test_flag_order_does_not_widen_allow_rules() -> None:
+    e = engine(allow=["Bash(rm -rf build)"])
+    assert bash(e, "rm -fr build") == "ask"
+    assert bash(engine(deny=["Bash(rm -rf *)"], allow=["Bash(rm *)"]), "rm -r x") == "allow"

@@ -73,10 +73,64 @@ class _CompiledCmdRule:
     rule: Rule
     regex: re.Pattern[str]
     exact: bool
+    flags: frozenset[str] = frozenset()  # flag-order-insensitive form (deny/ask only)
+    residual: re.Pattern[str] | None = None
+
+
+#: Long options whose meaning is one short flag for flag-order-insensitive matching.
+_LONG_FLAGS = {"--recursive": "r", "--force": "f", "--dir": "d", "--verbose": "v", "--all": "a",
+               "--interactive": "i", "--no-preserve-root": "--no-preserve-root"}
+_SHORT_CLUSTER = re.compile(r"^-[A-Za-z]+$")
+
+
+def _flag_set(word: str) -> set[str] | None:
+    if _SHORT_CLUSTER.match(word):
+        return {c.lower() for c in word[1:]}
+    if word.startswith("--"):
+        name = word.split("=", 1)[0]
+        return {_LONG_FLAGS.get(name, name)}
+    return None
+
+
+def _flag_form(spec: str) -> tuple[frozenset[str], str] | None:
+    """(required flags, pattern of the other words) when a pattern spells out flags."""
+    s = collapse_ws(spec)
+    if s.endswith(":*"):
+        s = s[:-2].rstrip() + " *"
+    words = s.split(" ")
+    flags: set[str] = set()
+    rest: list[str] = []
+    for i, w in enumerate(words):
+        fs = _flag_set(w) if i > 0 and "*" not in w else None
+        if fs is not None:
+            flags |= fs
+        else:
+            rest.append(w)
+    if not flags:
+        return None
+    return frozenset(flags), " ".join(rest)
+
+
+def _view_flags(view: str) -> tuple[set[str], str]:
+    words = view.split(" ")
+    flags: set[str] = set()
+    rest: list[str] = []
+    for i, w in enumerate(words):
+        fs = _flag_set(w) if i > 0 else None
+        if fs is not None:
+            flags |= fs
+        else:
+            rest.append(w)
+    return flags, " ".join(rest)
 
 
 class CommandRules:
-    """Command-pattern rules of one list, indexed by their first word for speed."""
+    """Command-pattern rules of one list, indexed by their first word for speed.
+
+    Generous (deny/ask) rules that spell out flags also match with the flags in any order,
+    split or joined, or in their common long forms: ``Bash(rm -rf *)`` covers ``rm -fr x``,
+    ``rm -r -f x`` and ``rm --recursive --force x``.
+    """
 
     def __init__(self, entries: Sequence[tuple[Rule, str]], ignore_case: bool) -> None:
         flags = re.IGNORECASE if ignore_case else 0
@@ -86,6 +140,11 @@ class CommandRules:
         self.count = 0
         for order, (rule, spec) in enumerate(entries):
             compiled = _CompiledCmdRule(rule, re.compile(bash_pattern_regex(spec), flags), "*" not in spec)
+            if ignore_case:
+                form = _flag_form(spec)
+                if form is not None:
+                    compiled.flags = form[0]
+                    compiled.residual = re.compile(bash_pattern_regex(form[1]), flags)
             s = collapse_ws(spec)
             if s.endswith(":*"):
                 s = s[:-2]
@@ -104,11 +163,19 @@ class CommandRules:
         for view in views:
             first = view.split(" ", 1)[0]
             key = first.lower() if self.ignore_case else first
+            view_flags: tuple[set[str], str] | None = None
             for order, c in (*self.by_word.get(key, ()), *self.wild):
                 if exact_only and not c.exact:
                     continue
-                if (best is None or order < best[0]) and c.regex.match(view):
+                if best is not None and order >= best[0]:
+                    continue
+                if c.regex.match(view):
                     best = (order, c.rule)
+                elif c.residual is not None:
+                    if view_flags is None:
+                        view_flags = _view_flags(view)
+                    if c.flags <= view_flags[0] and c.residual.match(view_flags[1]):
+                        best = (order, c.rule)
         return best[1] if best else None
 
 
