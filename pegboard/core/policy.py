@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from pegboard.core.config import PegboardConfig, ProviderToolPolicy, SubagentConfig, ToolPolicyConfig
-from pegboard.core.providers import ProviderPolicy
+from pegboard.core.providers import ProviderPolicy, provider_keys
 from pegboard.core.tools import name_key
 
 __all__ = [
@@ -512,22 +512,6 @@ def parse_tool_list(value: Sequence[str] | str | None) -> list[str] | None:
     return [str(p).strip() for p in value if isinstance(p, str) and p.strip()]
 
 
-def provider_keys(provider: str | None, model: str | None) -> list[str]:
-    """The ``byProvider`` keys to try, most specific first: ``provider/model`` (a model id
-    that already contains ``/`` is used as is), then ``provider``. All lower-case."""
-    keys: list[str] = []
-    prov = (provider or "").strip().lower()
-    mod = (model or "").strip().lower()
-    if mod:
-        if "/" in mod:
-            keys.append(mod)
-        elif prov:
-            keys.append(f"{prov}/{mod}")
-    if prov:
-        keys.append(prov)
-    return keys
-
-
 def select_by_provider(
     by_provider: Mapping[str, ProviderToolPolicy], provider: str | None, model: str | None
 ) -> tuple[str, ProviderToolPolicy] | None:
@@ -545,22 +529,9 @@ def select_by_provider(
     return None
 
 
-def _key_matches(pattern: str, key: str) -> bool:
-    if "*" not in pattern:
-        return pattern == key
-    regex = ".*".join(re.escape(p) for p in pattern.split("*"))
-    return re.fullmatch(regex, key) is not None
-
-
 def provider_policy_applies(policy: ProviderPolicy, provider: str | None, model: str | None) -> bool:
-    """True when ``policy`` names ``provider`` or ``provider/model`` (keys may use ``*``,
-    e.g. ``vertex/claude-3*``). Never true without a provider."""
-    if not provider:
-        return False
-    if policy.applies_to(provider, model):
-        return True
-    candidates = provider_keys(provider, model)
-    return any(_key_matches(p.lower(), c) for p in policy.providers if "*" in p for c in candidates)
+    """True when ``policy`` names ``provider`` or ``provider/model`` (keys may use ``*``)."""
+    return policy.applies_to(provider, model)
 
 
 class _Warnings:

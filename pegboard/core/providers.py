@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,10 +39,33 @@ class ProviderPolicy:
         object.__setattr__(self, "exclusive", tuple(self.exclusive))
 
     def applies_to(self, provider: str | None, model: str | None) -> bool:
-        """True when this policy's keys name ``provider`` or ``provider/model``."""
-        if not provider:
-            return False
-        keys = {provider.lower()}
-        if model:
-            keys.add(model.lower() if "/" in model else f"{provider}/{model}".lower())
-        return any(k in keys for k in self.providers)
+        """True when one of this policy's keys names ``provider`` or ``provider/model``.
+
+        Keys compare without case and may use ``*`` (``vertex/claude-3*``). Never true
+        without a provider.
+        """
+        candidates = provider_keys(provider, model)
+        return bool(provider) and any(key_matches(k, c) for k in self.providers for c in candidates)
+
+
+def provider_keys(provider: str | None, model: str | None) -> list[str]:
+    """The keys that name a provider and model, most specific first: ``provider/model`` (a
+    model id that already contains ``/`` is used as is), then ``provider``. All lower-case."""
+    keys: list[str] = []
+    prov = (provider or "").strip().lower()
+    mod = (model or "").strip().lower()
+    if mod:
+        if "/" in mod:
+            keys.append(mod)
+        elif prov:
+            keys.append(f"{prov}/{mod}")
+    if prov:
+        keys.append(prov)
+    return keys
+
+
+def key_matches(pattern: str, key: str) -> bool:
+    """Anchored match of a lower-case key against a pattern where ``*`` is the only wildcard."""
+    if "*" not in pattern:
+        return pattern == key
+    return re.fullmatch(".*".join(re.escape(p) for p in pattern.split("*")), key) is not None

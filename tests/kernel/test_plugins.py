@@ -125,3 +125,11 @@ def test_config_and_environment_block_plugins(monkeypatch: pytest.MonkeyPatch) -
     assert pb.plugins[0].status == "blocked"
     pb = isolated_pegboard(ToolsPlugin(echo, name="a"), ToolsPlugin(boom, name="b"), env={"PEGBOARD_LOAD_PLUGINS": "b"})
     assert {p.name: p.status for p in pb.plugins} == {"a": "blocked", "b": "loaded"}
+
+
+def test_provider_policy_keys_take_globs_and_model_ids() -> None:
+    policy = ProviderPolicy("v", providers=["vertex/claude-3*"])
+    assert policy.applies_to("vertex", "claude-3-5-sonnet")
+    assert policy.applies_to("other", "vertex/claude-3-opus"), "a model id with '/' is used as is"
+    assert not policy.applies_to("vertex", "claude-4")
+    assert not policy.applies_to(None, "vertex/claude-3")
