@@ -74,6 +74,8 @@ class Pegboard:
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:
         """The registered tool called ``name`` (or an alias; case and ``_``/``-`` ignored)."""
+        if self._tool_sources:
+            self._sync_tool_sources()
         return self.registry.find(name)
 
     # -- tools that come and go (MCP servers connecting later) ---------------------------------
@@ -200,7 +202,7 @@ class Pegboard:
     ) -> PermissionDecision:
         """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
         engine = self.permission_engine(cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home)
-        registered = self.registry.find(tool)
+        registered = self.tool(tool)
         decision = engine.check(registered.name if registered else tool, tool_input, registered)
         if registered is None or not self.hooks.has("check_permission"):
             return decision

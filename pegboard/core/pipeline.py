@@ -69,6 +69,17 @@ def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Treat ``null`` for an optional field as "not given".
+
+    Strict function schemas (OpenAI) make every field required and optional ones nullable,
+    so models send ``null`` where they mean "use the default".
+    """
+    fields = tool.input_model.model_fields
+    nulls = [k for k, v in raw.items() if v is None and k in fields and not fields[k].is_required()]
+    return {k: v for k, v in raw.items() if k not in nulls} if nulls else raw
+
+
 def validate_input(tool: Tool, raw: Any) -> BaseModel:
     if isinstance(raw, str | bytes):
         try:
@@ -79,6 +90,8 @@ def validate_input(tool: Tool, raw: Any) -> BaseModel:
             ) from None
     if raw is None:
         raw = {}
+    if isinstance(raw, Mapping):
+        raw = drop_null_optionals(tool, raw)
     if not isinstance(raw, Mapping):
         raise CallRefused(
             ToolResult.refusal(
@@ -142,6 +155,10 @@ class CallPipeline:
                     Reason.UNKNOWN_TOOL,
                     f"Unknown tool {name!r}. Available tools: {known or '(none)'}",
                 )
+            )
+        if enabled is not None and tool.name not in enabled and (reason := tool.unavailable_reason()):
+            raise CallRefused(
+                ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
             )
         if enabled is not None and tool.name not in enabled:
             raise CallRefused(

@@ -216,3 +216,21 @@ async def test_session_hooks_see_the_session_id_in_their_context() -> None:
     pb = board(plugin_with_hooks(session_start=lambda context: seen.append(context.session_id)))
     await pb.fire("session_start", session_id="s-42", source="startup")
     assert seen == ["s-42"]
+
+
+async def test_null_for_an_optional_field_means_not_given() -> None:
+    result = await board().call("Echo", {"text": "x", "times": None})
+    assert (result.is_error, result.text) == (False, "x")
+    assert (await board().call("Echo", {"text": None})).reason == Reason.INVALID_INPUT
+
+
+async def test_a_disabled_tool_that_is_unavailable_says_unavailable() -> None:
+    from pegboard import Tool
+    from tests.kernel.toolkit import EchoInput
+
+    async def run(input: EchoInput, ctx: object) -> str:
+        return input.text
+
+    gone = Tool("Gone", "A tool whose server is down.", EchoInput, run, availability=lambda: "server 'x' is down")
+    result = await isolated_pegboard(ToolsPlugin(gone)).call("Gone", {"text": "x"})
+    assert result.reason == Reason.UNAVAILABLE and "server 'x' is down" in result.text
