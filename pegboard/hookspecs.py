@@ -19,6 +19,7 @@ from pegboard.core.markers import hookspec
 if TYPE_CHECKING:
     import click
 
+    from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.registration import (
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_permission",
+    "pegboard_ready",
     "permission_request",
     "post_tool_use",
     "post_tool_use_failure",
@@ -139,6 +141,25 @@ def register_commands(cli: click.Group) -> None:
             @cli.command()
             def hello():
                 click.echo("hello")
+    """
+
+
+@hookspec
+def pegboard_ready(pegboard: Pegboard) -> None:
+    """A ``Pegboard`` finished loading every plugin; start what needs its config and cwd.
+
+    Called once per ``Pegboard`` instance, after all registration hooks ran. Plugins whose
+    tools are only known at run time (an MCP client connecting to servers) start here and
+    keep their tools in step with ``pegboard.add_tool_source(sync)``, ``pegboard.add_tool``
+    and ``pegboard.remove_tools``. The return value is ignored; an implementation that
+    raises is reported in ``pegboard.warnings``.
+
+    Example::
+
+        @hookimpl
+        def pegboard_ready(pegboard):
+            watcher = Watcher(pegboard.config, pegboard.cwd)
+            pegboard.add_tool_source(watcher.sync)
     """
 
 

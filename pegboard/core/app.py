@@ -80,20 +80,10 @@ class Pegboard:
 
     # -- tools that come and go (MCP servers connecting later) ---------------------------------
     def _announce_ready(self) -> None:
-        """Call ``pegboard_ready(pegboard)`` on loaded plugins that define it.
-
-        Plugins whose tools are only known at run time (an MCP client) start here, with the
-        config and cwd of this instance. It is a plain module-level function, not a hook
-        (no hookspec yet); a plugin whose function raises is reported in ``warnings``.
-        """
-        for name, plugin in self.pm.list_name_plugin():
-            ready = getattr(plugin, "pegboard_ready", None)
-            if plugin is None or not callable(ready):
-                continue
-            try:
-                resolve_sync(ready(self))
-            except Exception as exc:
-                self.warnings.append(f"plugin {name}: pegboard_ready failed: {type(exc).__name__}: {exc}")
+        """Fire ``pegboard_ready``: plugins with run-time tool sources start here."""
+        errors: list[HookError] = []
+        resolve_sync(self.hooks.all("pegboard_ready", errors, pegboard=self))
+        self.warnings.extend(f"plugin {e.plugin}: pegboard_ready failed: {e.error}" for e in errors)
 
     def add_tool_source(self, sync: Callable[[], None]) -> None:
         """Register ``sync()``, which brings a plugin's dynamic tools up to date with

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pegboard import Profile, ProviderPolicy, hookimpl, tool
@@ -133,3 +135,31 @@ def test_provider_policy_keys_take_globs_and_model_ids() -> None:
     assert policy.applies_to("other", "vertex/claude-3-opus"), "a model id with '/' is used as is"
     assert not policy.applies_to("vertex", "claude-4")
     assert not policy.applies_to(None, "vertex/claude-3")
+
+
+def test_pegboard_ready_lets_a_plugin_add_tools_at_run_time() -> None:
+    from pegboard import Pegboard
+
+    def ready_that_fails(pegboard: Pegboard) -> None:
+        raise RuntimeError("cannot start")
+
+    later: list[Any] = []
+
+    def sync_source(pegboard: Pegboard) -> None:
+        def sync() -> None:
+            if later and pegboard.registry.find("Echo") is None:
+                pegboard.add_tool(echo, owner="late")
+
+        pegboard.add_tool_source(sync)
+
+    pb = isolated_pegboard(
+        plugin_with_hooks(pegboard_ready=sync_source), plugin_with_hooks(pegboard_ready=ready_that_fails)
+    )
+    assert any("pegboard_ready failed: RuntimeError: cannot start" in w for w in pb.warnings)
+    assert pb.tools().enabled == []
+    later.append(True)
+    assert pb.tools().enabled == ["Echo"]
+    assert pb.call_sync("echo", {"text": "late"}).text == "late"
+    later.clear()
+    pb.remove_tools("late")
+    assert pb.tool("Echo") is None

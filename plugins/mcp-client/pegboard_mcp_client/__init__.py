@@ -26,11 +26,9 @@ def register_tools(register: ToolRegister) -> None:
         register(shared)
 
 
+@hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
-    """Start the connections of this Pegboard's servers and keep its registry in step.
-
-    Not a pluggy hook: ``Pegboard`` calls a plugin's ``pegboard_ready`` once every plugin loaded.
-    """
+    """Start the connections of this Pegboard's servers and keep its registry in step."""
     from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
     from pegboard_mcp_client.settings import (
         DEFAULT_DEFER_THRESHOLD,
