@@ -453,6 +453,21 @@ def _fast_parse(text: str) -> ParsedScript | None:
     return result
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _ascii_shape(text: str, src: bytes) -> bytes:
+    """``src`` with every non-ASCII character replaced by as many ``x`` bytes as it takes.
+
+    Non-ASCII characters are ordinary word characters to the shell, so the tree has the
+    same shape and the same byte offsets (words are still read from the original bytes).
+    The grammar's scanner has crashed on some non-ASCII input; it never sees any now.
+    """
+    if src.isascii():
+        return src
+    return _NON_ASCII.sub(lambda m: "x" * len(m.group(0).encode("utf-8", "surrogatepass")), text).encode("ascii")
+
+
 def parse(command: str, depth: int = 0) -> ParsedScript:
     """Parse ``command``; never raises (problems are reported in the result)."""
     text = strip_line_continuations(command)
@@ -466,7 +481,7 @@ def parse(command: str, depth: int = 0) -> ParsedScript:
         result.problems.append("undecodable characters")
         return result
     try:
-        tree = _parser().parse(src)
+        tree = _parser().parse(_ascii_shape(text, src))
     except Exception as exc:  # pragma: no cover - parser failures are not expected
         result.problems.append(f"parser failed: {type(exc).__name__}")
         return result
