@@ -499,7 +499,7 @@ class _Analysis:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
                 if not v.inside:
                     all_inside = False
-                if w.glob or recursive:
+                if (w.glob and name not in C.NAME_LISTERS) or recursive:
                     base = _glob_base(collapse(p)) if w.glob else collapse(p)
                     hit = self.o.deny_under(base)
                     if hit is not None:
@@ -617,12 +617,13 @@ class _Analysis:
     def judge(self, u: _Unwrapped) -> None:
         out = self.out
         # 1. deny and ask rules, generously, on every view.
+        shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
         rule = self.deny_rules.match(u.deny_views)
         if rule is not None:
-            out.set_deny(rule, f"'{u.deny_views[-1] if u.deny_views else u.seg.text}' matches {rule.text}")
+            out.set_deny(rule, f"'{shown}' matches {rule.text}")
         rule = self.ask_rules.match(u.deny_views)
         if rule is not None:
-            out.set_ask(rule, f"'{u.deny_views[-1]}' matches {rule.text}")
+            out.set_ask(rule, f"'{shown}' matches {rule.text}")
         core = u.core
         if u.unknown_head and len(core) > 1:
             for j in range(1, len(core)):

@@ -81,6 +81,7 @@ EXEC_WRAPPERS: dict[str, WrapperSpec] = {
     "strace": _ws("-e -o -p -s -u -E -I -a -b -O -P -S -X"),
     "ltrace": _ws("-e -o -p -s -u -a -n"),
     "nocorrect": _ws(),
+    "coproc": _ws(),
     "parallel": _ws("-j -S --jobs --sshlogin -N --max-args", joins=True),
     "ssh": _ws("-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B", positionals=1, joins=True),
     "script": _ws("-O -I -T -E --log-out --log-in --log-timing --echo", script_opts="-c --command"),
@@ -378,7 +379,11 @@ READ_ONLY: dict[str, Validator] = {
     "fdfind": _no_flags("-x", "--exec", "-X", "--exec-batch"),
     "rg": _no_flags("--pre", "--pre-glob", "--hostname-bin", "-z", "--search-zip"),
     "sed": sed_is_read_only, "git": git_is_read_only,
+    "command": lambda args: bool(args) and args[0] in ("-v", "-V"),
 }
+
+#: Read-only commands that list names without reading file contents.
+NAME_LISTERS = frozenset({"ls", "find", "fd", "fdfind", "du", "tree", "stat", "realpath", "readlink"})
 
 #: Read-only commands where an unquoted glob could expand into a dangerous flag.
 GLOB_SENSITIVE = frozenset({"find", "sort", "sed", "git", "rg", "fd", "fdfind", "tree", "file", "xxd", "date",
@@ -389,7 +394,7 @@ NON_FILE_COMMANDS = frozenset({
     "echo", "printf", "true", "false", "pwd", "whoami", "id", "uname", "basename", "dirname", "seq", "sleep",
     "test", "[", "ps", "pgrep", "tput", "ss", "lsof", "which", "type", "hostname", "date", "nproc", "uptime",
     "free", "printenv", "groups", "tr", "env", "cd", "pushd", "popd", "export", "unset", "declare", "local",
-    "readonly", "typeset", "kill", "pkill", "git", "realpath", "readlink",
+    "readonly", "typeset", "kill", "pkill", "git", "realpath", "readlink", "command",
 })
 
 #: Commands that write the files named by all their operands (after their options).
