@@ -11,6 +11,7 @@ from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
 from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, load_layers
 from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_permission
+from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.permissions import PermissionEngine
 from pegboard.core.pipeline import Approver, CallPipeline
@@ -69,6 +70,7 @@ class Pegboard:
         self.pipeline = CallPipeline(self)
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
+        self.deferred = DeferredTools()
         self._announce_ready()
 
     # -- what is registered -------------------------------------------------------------------
@@ -142,12 +144,19 @@ class Pegboard:
     def enabled_tools(self, **selection: Any) -> list[Tool]:
         return [t for name in self.tools(**selection).enabled if (t := self.registry.find(name)) is not None]
 
-    def schema(self, format: str = "anthropic", **selection: Any) -> list[dict[str, Any]]:
-        """Definitions of the enabled tools in a provider's format (see ``pegboard.core.render``)."""
+    def visible_tools(self, session_id: str | None = None, **selection: Any) -> list[Tool]:
+        """The enabled tools whose full definitions go into the next request of ``session_id``:
+        deferred tools only once a search loaded them (``self.deferred``)."""
+        return self.deferred.visible(self.enabled_tools(**selection), session_id)
+
+    def schema(
+        self, format: str = "anthropic", *, session_id: str | None = None, **selection: Any
+    ) -> list[dict[str, Any]]:
+        """Definitions of the visible tools in a provider's format (see ``pegboard.core.render``)."""
         from pegboard.core.render import render_tools
 
         return render_tools(
-            self.enabled_tools(**selection),
+            self.visible_tools(session_id, **selection),
             format,
             self.registry.provider_policies,
             provider=selection.get("provider"),

@@ -37,9 +37,9 @@ def usage_text(tool: Tool) -> str:
     return inspect.cleandoc(text)
 
 
-def prompt_entries(pegboard: Pegboard, **selection: Any) -> list[PromptEntry]:
-    """The enabled tools for ``selection`` (agent, provider, model, profile, subagent), in policy order."""
-    return [PromptEntry(t.name, usage_text(t)) for t in pegboard.enabled_tools(**selection)]
+def prompt_entries(pegboard: Pegboard, session_id: str | None = None, **selection: Any) -> list[PromptEntry]:
+    """The visible tools for ``selection`` (agent, provider, model, profile, subagent), in policy order."""
+    return [PromptEntry(t.name, usage_text(t)) for t in pegboard.visible_tools(session_id, **selection)]
 
 
 def render_prompt_text(entries: list[PromptEntry]) -> str:
@@ -52,6 +52,11 @@ def render_prompt_text(entries: list[PromptEntry]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_prompt(pegboard: Pegboard, **selection: Any) -> str:
-    """The tool list for this agent's system prompt (``Pegboard.prompt(...)``)."""
-    return render_prompt_text(prompt_entries(pegboard, **selection))
+def render_prompt(pegboard: Pegboard, session_id: str | None = None, **selection: Any) -> str:
+    """The tool list for this agent's system prompt (``Pegboard.prompt(...)``); deferred tools
+    that no search loaded yet are named in one closing line."""
+    text = render_prompt_text(prompt_entries(pegboard, session_id, **selection))
+    pending = pegboard.deferred.pending(pegboard.enabled_tools(**selection), session_id)
+    if pending:
+        text += f"\nDeferred tools (search for them to load their definitions): {', '.join(pending)}\n"
+    return text

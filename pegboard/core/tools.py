@@ -73,6 +73,8 @@ class Tool:
     (``Read`` for Grep and Glob, ``Edit`` for Write); ``None`` means the tool's own name.
     ``specifier_matcher(specifier, input)`` lets a third-party tool match its own specifiers.
     ``availability`` returns a reason when the tool cannot run here (missing binary or key).
+    ``deferred`` tools are offered by name only until a tool with ``loads_deferred`` (a
+    search) loads them for the session; see ``pegboard.core.deferred``.
     """
 
     name: str
@@ -94,6 +96,7 @@ class Tool:
     timeout: float | None = None
     usage: str = ""
     deferred: bool = False
+    loads_deferred: bool = False
     title: str | None = None
 
     def __post_init__(self) -> None:

@@ -6,16 +6,15 @@ in the result and the tool is *loaded*: from the next request on it is part of t
 (:func:`visible_tools`). Policy still applies: the search only sees tools enabled for the
 caller, and a loaded tool's calls run the whole pipeline like any other.
 
-Loaded tools are remembered per ``Pegboard`` and per ``session_id``.
+Loaded tools are remembered per ``Pegboard`` and per ``session_id`` in the kernel's
+``Pegboard.deferred``; the helpers here keep their names for harness code.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -27,62 +26,31 @@ DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
 
 
-@dataclass
-class SearchState:
-    loaded: dict[str | None, set[str]] = field(default_factory=dict)
-    version: int = 0
-
-
-_STATES: weakref.WeakKeyDictionary[Any, SearchState] = weakref.WeakKeyDictionary()
-
-
-def _state(pegboard: Any) -> SearchState:
-    state = _STATES.get(pegboard)
-    if state is None:
-        state = _STATES[pegboard] = SearchState()
-    return state
-
-
 def state_version(pegboard: Any) -> int:
     """Changes whenever a search loads tools (``pegboard serve`` then tells clients the list changed)."""
-    state = _STATES.get(pegboard)
-    return state.version if state is not None else 0
+    version: int = pegboard.deferred.version
+    return version
 
 
 def loaded_tools(pegboard: Any, session_id: str | None = None) -> set[str]:
-    state = _STATES.get(pegboard)
-    return set(state.loaded.get(session_id, ())) if state is not None else set()
+    loaded: set[str] = pegboard.deferred.loaded(session_id)
+    return loaded
 
 
 def load(pegboard: Any, names: Iterable[str], session_id: str | None = None) -> None:
-    state = _state(pegboard)
-    bucket = state.loaded.setdefault(session_id, set())
-    before = len(bucket)
-    bucket.update(names)
-    if len(bucket) != before:
-        state.version += 1
-
-
-def _searchable(tools: Sequence[Tool]) -> bool:
-    return any(t.name == SEARCH_TOOL for t in tools)
+    pegboard.deferred.load(names, session_id)
 
 
 def visible_tools(pegboard: Any, tools: Sequence[Tool], session_id: str | None = None) -> list[Tool]:
-    """The tools whose full definitions go into the next request: every tool that is not
-    deferred, and deferred ones a search loaded. Without ToolSearch in ``tools`` nothing is
-    deferred (a deferred tool would be unreachable)."""
-    if not _searchable(tools):
-        return list(tools)
-    loaded = loaded_tools(pegboard, session_id)
-    return [t for t in tools if not t.deferred or t.name in loaded]
+    """The tools whose full definitions go into the next request (``Pegboard.deferred.visible``)."""
+    visible: list[Tool] = pegboard.deferred.visible(tools, session_id)
+    return visible
 
 
 def deferred_names(pegboard: Any, tools: Sequence[Tool], session_id: str | None = None) -> list[str]:
     """Deferred tools not loaded yet: offered to the model by name only."""
-    if not _searchable(tools):
-        return []
-    loaded = loaded_tools(pegboard, session_id)
-    return sorted((t.name for t in tools if t.deferred and t.name not in loaded), key=str.casefold)
+    pending: list[str] = pegboard.deferred.pending(tools, session_id)
+    return pending
 
 
 def deferred_note(names: Sequence[str]) -> str:
@@ -154,7 +122,7 @@ def _definition(t: Tool) -> dict[str, Any]:
     return {"name": t.name, "description": t.description, "input_schema": schema}
 
 
-@tool(name=SEARCH_TOOL, groups=["pegboard"], read_only=True)
+@tool(name=SEARCH_TOOL, groups=["pegboard"], read_only=True, loads_deferred=True)
 async def tool_search(input: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     """Search the deferred tools (offered by name only) by keyword, regex or exact name, and load
     the ones found: their full definitions are returned now and they can be called from the next
