@@ -204,8 +204,6 @@ class FileOracle(Protocol):
 
     def deny_under(self, directory: str) -> Rule | None: ...
 
-    def has_path_denies(self) -> bool: ...
-
 
 @dataclass
 class BashOutcome:

@@ -493,7 +493,3 @@ def parse(command: str, depth: int = 0) -> ParsedScript:
         result.segments.extend(rough_segments(text))
     return result
 
-
-def nested_script(text: str, result: ParsedScript, depth: int = 0) -> None:
-    """Parse ``text`` (the script of ``bash -c``, ``eval`` ...) into ``result`` as nested."""
-    _nested_into(text, result, depth)

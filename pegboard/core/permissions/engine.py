@@ -317,7 +317,11 @@ class PermissionEngine:
             if spec.strip() == "*":
                 return [("bare", None)]
             items: list[tuple[str, Any]] = [("cmd", spec)]
-            if param and lst != "allow" and fields and param[0] in fields and param[0] != "command":
+            if param and lst != "allow" and param[0] == "command":
+                note("'command' is the call's primary content; read as the command pattern "
+                     f"{rule.tool}({param[1]})")
+                items.append(("cmd", param[1]))
+            elif param and lst != "allow" and fields and param[0] in fields:
                 items.append(("param", param))
             return items
         if kind in _PATH_KINDS:
@@ -488,8 +492,6 @@ class PermissionEngine:
         name = tool.name if tool is not None else (fam.canonical_seed_name(str(tool_name)) or str(tool_name))
         family = fam.family_of(name, tool)
         kind = fam.kind_of(family)
-        if tool is not None and tool.permission_family is None and fam.canonical_seed_name(name) is None:
-            kind = fam.kind_of(family)
         data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
         view = self._view(name, family, kind, tool)
         if name in _USER_INTERACTION_TOOLS and self.mode == "dontAsk" and view.bare["allow"] is None:
@@ -849,9 +851,6 @@ class _Oracle:
             if inside(b, d) or inside(d, b):
                 return rule
         return None
-
-    def has_path_denies(self) -> bool:
-        return bool(self.e._deny_bases)
 
 
 def _glob_literal(pattern: str) -> str:

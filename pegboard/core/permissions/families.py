@@ -142,7 +142,3 @@ def known_fields(name: str, tool: Tool | None = None) -> frozenset[str] | None:
     if seed is not None and SEED_TOOLS[seed].fields:
         return frozenset(SEED_TOOLS[seed].fields)
     return None
-
-
-def is_known_tool_name(name: str) -> bool:
-    return canonical_seed_name(name) is not None or name in FAMILY_KINDS

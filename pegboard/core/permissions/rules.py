@@ -94,11 +94,3 @@ def allow_glob_ok(tool: str) -> bool:
     server = tool[len("mcp__"):].split("__", 1)[0]
     return bool(server) and "*" not in server and "?" not in server
 
-
-def mcp_server_of(name: str) -> str | None:
-    """The server segment of an MCP tool name ``mcp__<server>__<tool>`` (or ``mcp__<server>``)."""
-    if not name.startswith("mcp__"):
-        return None
-    rest = name[len("mcp__"):]
-    server = rest.split("__", 1)[0]
-    return server or None
