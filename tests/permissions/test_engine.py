@@ -459,3 +459,12 @@ def test_flag_order_does_not_widen_allow_rules() -> None:
     e = engine(allow=["Bash(rm -rf build)"])
     assert bash(e, "rm -fr build") == "ask"
     assert bash(engine(deny=["Bash(rm -rf *)"], allow=["Bash(rm *)"]), "rm -r x") == "allow"
+
+
+def test_tool_denied_for_tool_lists() -> None:
+    e = engine(deny=["WebSearch", "mcp__evil", "Bash(rm *)"])
+    assert e.tool_denied("WebSearch") is not None
+    assert e.tool_denied("mcp__evil__x") is not None
+    assert e.tool_denied("Bash") is None
+    assert e.is_read_denied("/proj/x") is False
+    assert engine(deny=["Read(.env)"]).is_read_denied("/proj/sub/.env") is True

@@ -466,6 +466,22 @@ class PermissionEngine:
         except RecursionError:  # pragma: no cover - RecursionError is an Exception subclass
             return self._ask(None, "input nested too deeply to check", hard=True)
 
+    def tool_denied(self, tool_name: str, tool: Tool | None = None) -> PermissionDecision | None:
+        """The deny decision when a bare (or glob / server-level) deny rule removes the tool.
+
+        Such a tool should not be offered to the model at all; a scoped deny
+        (``Bash(rm *)``) keeps the tool and blocks matching calls only.
+        """
+        try:
+            name = tool.name if tool is not None else (fam.canonical_seed_name(tool_name) or tool_name)
+            family = fam.family_of(name, tool)
+            rule = self._view(name, family, fam.kind_of(family), tool).bare["deny"]
+        except Exception:
+            return None
+        if rule is None:
+            return None
+        return self._decision("deny", rule, f"{name} is denied by {rule.text}")
+
     def is_read_denied(self, path: str) -> bool:
         """Whether Read deny rules cover ``path`` (for tools that filter search results)."""
         try:
