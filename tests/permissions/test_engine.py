@@ -328,7 +328,7 @@ def test_webfetch_domains() -> None:
         ("bash -c 'ls'", "ask"),
         ("ls | xargs cat", "ask"),
         ("x" * 10_001, "ask"),
-        ("ls\x07", "ask"),
+        ("ls\x07", "deny"),
         ("echo 'unterminated", "ask"),
         ("", "ask"),
         ("sort -o out in", "ask"),

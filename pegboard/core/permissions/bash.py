@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -45,6 +46,15 @@ _READERS = (
 _RUNNER_HEADS: dict[str, list[tuple[str, ...]]] = {}
 for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
+
+
+def has_control_characters(command: str) -> bool:
+    """Raw control characters (other than tab and newline) hide parts of a command on screen."""
+    return bool(_CONTROL.search(command))
+
+
+def _nfkc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
 def collapse_ws(text: str) -> str:
@@ -410,6 +420,8 @@ class _Analysis:
             allow_block = allow_block or "contains a shell expansion"
         if seg.kind == "command" and not acur:
             allow_block = allow_block or "no command to run"
+        if any(not v.isascii() for v in deny_views):  # fullwidth or compatibility spellings
+            deny_views += [_nfkc(v) for v in deny_views]
         u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)), core=core,
                        allow_core=acur if allow_block is None else None, allow_block=allow_block)
         if acur:

@@ -59,6 +59,7 @@ class _Outcome:
     """What a family handler found; the engine turns it into a decision with the mode."""
 
     deny: tuple[Rule, str] | None = None
+    refuse: str | None = None  # denied without a rule (a command with raw control characters)
     ask: tuple[Rule, str] | None = None
     hard_ask: str | None = None
     protected: str | None = None
@@ -542,6 +543,8 @@ class PermissionEngine:
     def _combine(self, view: _View, name: str, kind: str, out: _Outcome) -> PermissionDecision:
         if out.deny is not None:
             return self._decision("deny", out.deny[0], out.deny[1])
+        if out.refuse is not None:
+            return self._decision("deny", None, out.refuse)
         if out.ask is not None:
             return self._ask(out.ask[0], out.ask[1])
         if out.hard_ask is not None:
@@ -791,6 +794,8 @@ class PermissionEngine:
                 out.unapproved = f"{name}: no command to check"
             return out
         result = bashmod.analyse(command, _Oracle(self), view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
+        if bashmod.has_control_characters(command):
+            out.refuse = f"{name}: the command contains raw control characters, which are refused"
         if result.deny is not None:
             out.deny = (result.deny, result.deny_reason)
         if result.ask_rule is not None:

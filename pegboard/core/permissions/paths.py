@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -281,6 +282,8 @@ class PathMatcher:
         if self.combined is None:
             return None
         rels = [self._rel(p) for p in paths]
+        if self.ignore_case and not all(r.isascii() for r in rels):
+            rels += [unicodedata.normalize("NFKC", r).lower() for r in rels]
         if not any(self.combined.match(r) for r in rels):
             return None
         for rx, item in self.entries:
