@@ -8,9 +8,8 @@ registered is kept, and every other plugin loads.
 
 from __future__ import annotations
 
-import os
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,10 +19,9 @@ from pegboard import hookspecs
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.markers import PROJECT_NAME
 from pegboard.core.registry import Registry
+from pegboard.core.selection import PluginSelection
 
 ENTRY_POINT_GROUP = "pegboard"
-DISABLE_ENV = "PEGBOARD_DISABLE_PLUGINS"
-LOAD_ENV = "PEGBOARD_LOAD_PLUGINS"
 REGISTRATION_HOOKS = ("register_tools", "register_groups", "register_profiles", "register_provider_policies")
 
 Status = Literal["loaded", "failed", "blocked"]
@@ -56,37 +54,6 @@ def new_plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     return pm
-
-
-def _split_env(value: str | None) -> set[str] | None:
-    if value is None or not value.strip():
-        return None
-    return {part.strip() for part in value.split(",") if part.strip()}
-
-
-@dataclass(frozen=True)
-class PluginSelection:
-    """Which plugins may load: ``plugins.disabled`` config plus the two environment variables."""
-
-    disabled: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
-
-    @classmethod
-    def from_settings(cls, disabled: Iterable[str] = (), env: Mapping[str, str] | None = None) -> PluginSelection:
-        env = os.environ if env is None else env
-        blocked = set(disabled) | (_split_env(env.get(DISABLE_ENV)) or set())
-        only = _split_env(env.get(LOAD_ENV))
-        return cls(frozenset(blocked), frozenset(only) if only is not None else None)
-
-    def blocked_reason(self, *names: str | None) -> str | None:
-        labels = {n for n in names if n}
-        if "*" in self.disabled:
-            return f"blocked by {DISABLE_ENV}=*"
-        if hit := labels & self.disabled:
-            return f"blocked by plugins.disabled or {DISABLE_ENV} ({', '.join(sorted(hit))})"
-        if self.only is not None and not labels & self.only:
-            return f"not listed in {LOAD_ENV}"
-        return None
 
 
 def entry_points() -> list[Any]:

@@ -28,11 +28,34 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+COMMAND_ENTRY_POINTS = "pegboard.commands"
+
+
+def _command_entry_points() -> dict[str, Any]:
+    """Commands that plugins declare in entry-point group ``pegboard.commands`` (metadata only)."""
+    from importlib.metadata import entry_points
+
+    from pegboard.core.selection import PluginSelection
+
+    selection = PluginSelection.from_settings()
+    found: dict[str, Any] = {}
+    for ep in entry_points(group=COMMAND_ENTRY_POINTS):
+        dist = ep.dist.name if ep.dist else None
+        if ep.name not in BUILTIN_COMMANDS and not selection.blocked_reason(dist, ep.name):
+            found.setdefault(ep.name, ep)
+    return found
+
+
 class LazyGroup(click.Group):
-    """Imports a command's module only when that command runs."""
+    """Imports a command's module only when that command runs.
+
+    Plugin commands come from entry-point group ``pegboard.commands`` (name = the command,
+    value = ``module:click_command``; only that module is imported) or, as a fallback, from
+    the ``register_commands`` hook, which imports every plugin.
+    """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*BUILTIN_COMMANDS, *self.commands})
+        return sorted({*BUILTIN_COMMANDS, *_command_entry_points(), *self.commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.commands:
@@ -41,11 +64,26 @@ class LazyGroup(click.Group):
             module = importlib.import_module(BUILTIN_COMMANDS[cmd_name][0])
             command: click.Command = module.command
             return command
+        declared = _command_entry_points().get(cmd_name)
+        if declared is not None:
+            try:
+                loaded = declared.load()
+            except Exception as exc:
+                click.echo(f"warning: command {cmd_name!r} from {declared.value} cannot load: {exc}", err=True)
+            else:
+                if isinstance(loaded, click.Command):
+                    self.add_command(loaded, cmd_name)
+                    return loaded
         self._load_plugin_commands()
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, BUILTIN_COMMANDS[name][1]) for name in sorted(BUILTIN_COMMANDS)]
+        rows += [
+            (name, f"(from {ep.dist.name if ep.dist else ep.value})")
+            for name, ep in sorted(_command_entry_points().items())
+            if name not in self.commands
+        ]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
