@@ -20,7 +20,7 @@ from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, resolv
 from pegboard.core.projection import ResultStore, secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
-from pegboard.core.tools import Tool, ToolContext
+from pegboard.core.tools import Tool, ToolContext, name_key
 
 SESSION_EVENTS = ("session_start", "session_end")
 
@@ -212,7 +212,41 @@ class Pegboard:
     async def decide_permission(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
         engine = self.permission_engine(cwd=ctx.cwd, mode=ctx.mode, additional_dirs=ctx.additional_dirs)
         decision = engine.check(call.name, call.input, call.tool)
+        if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
+            return narrowed
         return await self._combine_permission(decision, call, ctx, errors)
+
+    def _rule_engine(self, behavior: str, rules: tuple[str, ...], cwd: Path) -> PermissionEngine:
+        key = ("rules", behavior, rules, str(cwd))
+        if key not in self._engines:
+            layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
+            self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default")
+        return self._engines[key]
+
+    def _subagent_call_rules(self, call: ToolCall, ctx: ToolContext) -> PermissionDecision | None:
+        """A subagent's ``Tool(specifier)`` list entries: a call matching a disallowed one is
+        denied; a tool its ``tools`` list names only with specifiers runs only as those."""
+        rules = ctx.call_rules
+        if not rules:
+            return None
+        deny = tuple(rules.get("deny", ()))
+        if deny:
+            hit = self._rule_engine("deny", deny, ctx.cwd).check(call.name, call.input, call.tool)
+            if hit.decision == "deny":
+                return PermissionDecision(
+                    decision="deny", rule=hit.rule, source=f"subagents.{ctx.subagent}.disallowedTools",
+                    reason=f"subagent {ctx.subagent!r} may not run {hit.rule}",
+                )
+        keys = {name_key(n) for n in (call.tool.family, call.tool.name, *call.tool.aliases)}
+        allow = tuple(r for r in rules.get("allow", ()) if name_key(r.split("(", 1)[0]) in keys)
+        if allow:
+            hit = self._rule_engine("allow", allow, ctx.cwd).check(call.name, call.input, call.tool)
+            if hit.decision != "allow" or hit.rule not in allow:
+                return PermissionDecision(
+                    decision="deny", source=f"subagents.{ctx.subagent}.tools",
+                    reason=f"subagent {ctx.subagent!r} may use {call.name} only as {', '.join(allow)}",
+                )
+        return None
 
     async def _combine_permission(
         self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]
@@ -267,18 +301,19 @@ class Pegboard:
     ) -> ToolResult:
         """Run one tool call through the whole pipeline. Never raises for anything a caller sends."""
         try:
-            enabled = set(
-                self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent).enabled
-            )
+            policy = self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+            enabled = set(policy.enabled)
             ctx = self.context(
                 cwd=cwd,
                 mode=mode,
                 additional_dirs=additional_dirs,
                 agent=agent,
+                subagent=subagent,
                 provider=provider,
                 model=model,
                 session_id=session_id,
                 tool_use_id=tool_use_id,
+                call_rules=policy.call_rules,
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")

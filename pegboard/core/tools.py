@@ -41,13 +41,16 @@ class ToolContext:
     """What a running tool may know about the call: where, for whom, and its own settings.
 
     ``pegboard`` is the ``Pegboard`` running the call, for tools that look at the tool layer
-    itself (searching deferred tools, paging a cut result).
+    itself (searching deferred tools, paging a cut result). ``call_rules`` are the
+    ``Tool(specifier)`` entries of a subagent's ``tools`` / ``disallowedTools`` lists, which
+    every call of that subagent must satisfy.
     """
 
     cwd: Path = field(default_factory=Path.cwd)
     session_id: str | None = None
     tool_use_id: str | None = None
     agent: str | None = None
+    subagent: str | None = None
     provider: str | None = None
     model: str | None = None
     mode: str = "default"
@@ -57,6 +60,7 @@ class ToolContext:
     config: LoadedConfig | None = None
     results: ResultStore | None = None
     pegboard: Any = None
+    call_rules: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
