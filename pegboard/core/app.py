@@ -16,7 +16,7 @@ from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.permissions import PermissionEngine
 from pegboard.core.pipeline import Approver, CallPipeline
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
-from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, resolve_policy
+from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
 from pegboard.core.projection import ResultStore, secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
@@ -136,9 +136,42 @@ class Pegboard:
         profile: str | None = None,
         subagent: str | None = None,
     ) -> PolicyResult:
-        """Which tools this agent sees on this provider and model, each with the step that decided."""
-        return resolve_policy(
+        """Which tools this agent sees on this provider and model, each with the step that decided.
+
+        A bare-name permission deny rule (``Bash``, ``Bash(*)``, ``mcp__*``) removes the tool
+        from the list too: a tool that can never run is not offered to the model.
+        """
+        result = resolve_policy(
             self.catalog(), self.config, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent
+        )
+        return self._remove_denied_tools(result)
+
+    def _remove_denied_tools(self, result: PolicyResult) -> PolicyResult:
+        if not any("(" not in r or r.endswith("(*)") for r in self.config.permissions.deny):
+            return result
+        engine = self.permission_engine()
+        removed: dict[str, ToolDecision] = {}
+        for name in result.enabled:
+            tool = self.registry.find(name)
+            verdict = engine.check(name, {}, tool)
+            if (
+                verdict.decision == "deny"
+                and verdict.rule
+                and ("(" not in verdict.rule or verdict.rule.endswith("(*)"))
+            ):
+                where = f" in {verdict.source}" if verdict.source else ""
+                removed[name] = ToolDecision(
+                    name, False, "permissions", f"removed by deny rule {verdict.rule!r}{where}"
+                )
+        if not removed:
+            return result
+        decisions = [removed.get(d.name, d) for d in result.decisions]
+        return PolicyResult(
+            enabled=[n for n in result.enabled if n not in removed],
+            disabled=[d for d in decisions if not d.enabled],
+            warnings=result.warnings,
+            decisions=decisions,
+            call_rules=result.call_rules,
         )
 
     def enabled_tools(self, **selection: Any) -> list[Tool]:
@@ -234,7 +267,9 @@ class Pegboard:
             hit = self._rule_engine("deny", deny, ctx.cwd).check(call.name, call.input, call.tool)
             if hit.decision == "deny":
                 return PermissionDecision(
-                    decision="deny", rule=hit.rule, source=f"subagents.{ctx.subagent}.disallowedTools",
+                    decision="deny",
+                    rule=hit.rule,
+                    source=f"subagents.{ctx.subagent}.disallowedTools",
                     reason=f"subagent {ctx.subagent!r} may not run {hit.rule}",
                 )
         keys = {name_key(n) for n in (call.tool.family, call.tool.name, *call.tool.aliases)}
@@ -243,7 +278,8 @@ class Pegboard:
             hit = self._rule_engine("allow", allow, ctx.cwd).check(call.name, call.input, call.tool)
             if hit.decision != "allow" or hit.rule not in allow:
                 return PermissionDecision(
-                    decision="deny", source=f"subagents.{ctx.subagent}.tools",
+                    decision="deny",
+                    source=f"subagents.{ctx.subagent}.tools",
                     reason=f"subagent {ctx.subagent!r} may use {call.name} only as {', '.join(allow)}",
                 )
         return None

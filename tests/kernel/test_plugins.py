@@ -163,3 +163,13 @@ def test_pegboard_ready_lets_a_plugin_add_tools_at_run_time() -> None:
     later.clear()
     pb.remove_tools("late")
     assert pb.tool("Echo") is None
+
+
+def test_a_bare_name_deny_rule_removes_the_tool_from_the_list() -> None:
+    pb = isolated_pegboard(ToolsPlugin(echo, boom), config={"permissions": {"deny": ["Boom"]}})
+    result = pb.tools()
+    assert result.enabled == ["Echo"]
+    (gone,) = result.disabled
+    assert gone.name == "Boom" and gone.step == "permissions" and "'Boom'" in gone.reason
+    scoped = isolated_pegboard(ToolsPlugin(echo), config={"permissions": {"deny": ["Echo(text:secret)"]}})
+    assert scoped.tools().enabled == ["Echo"], "a scoped deny keeps the tool and blocks matching calls"
