@@ -468,3 +468,15 @@ def test_tool_denied_for_tool_lists() -> None:
     assert e.tool_denied("Bash") is None
     assert e.is_read_denied("/proj/x") is False
     assert engine(deny=["Read(.env)"]).is_read_denied("/proj/sub/.env") is True
+
+
+def test_powershell_file_arguments() -> None:
+    e = engine(deny=["Read(.env)", "Edit(secrets/**)"], allow=["PowerShell(Get-Content *)",
+                                                               "PowerShell(Write-Output *)"], cwd="C:\\proj")
+    assert decide(e, "PowerShell", command="gc .env") == "deny"
+    assert decide(e, "PowerShell", command="Get-Content -Path:.env") == "deny"
+    assert decide(e, "PowerShell", command="echo hi > secrets\\x") == "deny"
+    assert decide(e, "PowerShell", command="echo hi > out.txt") == "ask"
+    assert decide(e, "PowerShell", command="gc README.md") == "allow"
+    assert decide(e, "PowerShell", command="Set-Content .git\\config x") == "ask"
+    assert decide(e, "PowerShell", command="mytool .env") == "ask"

@@ -771,18 +771,47 @@ class PermissionEngine:
                     else:
                         out.ask = out.ask or (r, reason)
             head = canon.split(" ", 1)[0].lower()
+            redirect_ok = self._ps_files(stmt, head, out)
             r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
-            if r is not None:
+            if r is not None and redirect_ok:
                 allow_rule = allow_rule or r
                 approved.append(canon)
             elif not unapproved:
-                unapproved = f"'{canon}' needs permission"
+                unapproved = f"'{canon}' needs permission" + ("" if redirect_ok else " (it redirects output)")
         if script.problems:
             out.hard_ask = f"cannot analyse the PowerShell command: {script.problems[0]}"
         if not unapproved and allow_rule is not None:
             out.allow = (allow_rule, f"every statement is allowed ({allow_rule.text})")
         out.unapproved = unapproved or "PowerShell command needs permission"
         return out
+
+    def _ps_files(self, stmt: str, head: str, out: _Outcome) -> bool:
+        """Read/Edit rules on a PowerShell statement's file arguments; False: a redirect needs approval."""
+        oracle = _Oracle(self)
+        redirect_ok = True
+        known = head in ps.FILE_READERS or head in ps.FILE_WRITERS
+        for kind, value in ps.arguments(stmt):
+            if not value or value.startswith(("$", "@", "(")):
+                redirect_ok = redirect_ok and kind != "write"
+                continue
+            if kind == "write" and value.lower() in ("$null", "nul", "/dev/null"):
+                continue
+            path = absolute(value, self.cwd, self.home, self.windows)
+            write = kind == "write" or head in ps.FILE_WRITERS
+            v = oracle.write_verdict(path) if write else oracle.read_verdict(path)
+            if v.deny is not None:
+                reason = f"PowerShell {head} on {collapse(path)}: {v.deny.text} denies it"
+                if known or kind == "write":
+                    out.deny = out.deny or (v.deny, reason)
+                elif out.hard_ask is None:
+                    out.hard_ask = f"PowerShell {head} may touch {collapse(path)}, which {v.deny.text} denies"
+            elif v.ask is not None:
+                out.ask = out.ask or (v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
+            if write and v.protected and out.protected is None and (known or kind == "write"):
+                out.protected = f"PowerShell {head} writes the protected path {collapse(path)}"
+            if kind == "write" and v.allow is None:
+                redirect_ok = False
+        return redirect_ok
 
     def _bash(self, view: _View, data: Mapping[str, Any], name: str) -> _Outcome:
         out = _Outcome()

@@ -10,6 +10,7 @@ quotes or brackets, encoded commands, ``Invoke-Expression``) is never approved.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 ALIASES: dict[str, str] = {
@@ -168,3 +169,77 @@ def _matching(text: str, open_at: int) -> int:
                 return i
         i += 1
     return -1
+
+
+#: Cmdlets (canonical, lower case) that read the files their arguments name.
+FILE_READERS = frozenset({
+    "get-content", "select-string", "import-csv", "import-clixml", "get-filehash", "format-hex",
+    "copy-item", "move-item", "import-module", "import-powershelldatafile", "get-item", "get-childitem",
+})
+#: Cmdlets that write (or delete) the files their arguments name.
+FILE_WRITERS = frozenset({
+    "set-content", "add-content", "out-file", "new-item", "remove-item", "copy-item", "move-item",
+    "rename-item", "clear-content", "tee-object", "export-csv", "export-clixml", "set-item",
+})
+_REDIRECT = re.compile(r"^(?:[1-6*]?>>?|>>?)(.*)$")
+
+
+def arguments(statement: str) -> list[tuple[str, str]]:
+    """``(kind, value)`` for each argument after the command word: ``arg`` or ``write``.
+
+    Quotes are removed; parameter names (``-Path``) are skipped, ``-Path:value`` yields the
+    value; a redirect (``> file``, ``2>> file``) yields its target as ``write``.
+    """
+    tokens = _tokens(statement)
+    out: list[tuple[str, str]] = []
+    pending_redirect = False
+    for tok in tokens[1:]:
+        if pending_redirect:
+            out.append(("write", tok))
+            pending_redirect = False
+            continue
+        m = _REDIRECT.match(tok)
+        if m:
+            if m.group(1):
+                out.append(("write", m.group(1)))
+            else:
+                pending_redirect = True
+            continue
+        if tok.startswith("-"):
+            if ":" in tok:
+                out.append(("arg", tok.split(":", 1)[1]))
+            continue
+        out.append(("arg", tok))
+    return out
+
+
+def _tokens(statement: str) -> list[str]:
+    tokens: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(statement):
+        ch = statement[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "`" and quote == '"' and i + 1 < len(statement):
+                i += 1
+                cur.append(statement[i])
+            else:
+                cur.append(ch)
+        elif ch in "'\"":
+            quote = ch
+        elif ch.isspace():
+            if cur:
+                tokens.append("".join(cur))
+                cur = []
+        elif ch == "`" and i + 1 < len(statement):
+            i += 1
+            cur.append(statement[i])
+        else:
+            cur.append(ch)
+        i += 1
+    if cur:
+        tokens.append("".join(cur))
+    return tokens
