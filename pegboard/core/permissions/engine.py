@@ -353,10 +353,12 @@ class PermissionEngine:
             return items
         if param:
             return as_param()
+        known = fam.canonical_seed_name(rule.tool) is not None
+        unknown = "" if known else " unless an installed tool of that name declares a specifier matcher"
         if lst == "allow":
-            note(f"{rule.tool} takes no specifier (ignored)")
+            note(f"{rule.tool} takes no specifier (ignored{unknown})")
             return []
-        note(f"{rule.tool} takes no specifier; applied to every {rule.tool} call")
+        note(f"{rule.tool} takes no specifier; applied to every {rule.tool} call{unknown}")
         return [("bare", None)]
 
     def _path_regex(self, rule: Rule, spec: str, generous: bool, report: bool) -> str | None:
