@@ -20,6 +20,7 @@ class ResultReadInput(BaseModel):
     groups=["pegboard"],
     read_only=True,
     idempotent=True,
+    reads_results=True,
     max_result_chars=100_000,
     usage="When a tool result says it was cut, page through the whole result with tool_result_read.",
 )

@@ -138,7 +138,7 @@ class CallPipeline:
             model = validate_input(tool, call.input) if call.input != dump_input(model) else model
             result = await self.execute(call, model, context, state)
             result = await self.post_tool_use(call, result, context, state)
-            result = self.project(tool, result, context)
+            result = self.project(tool, result, context, enabled)
         except CallRefused as refused:
             result = refused.result
         except Exception as exc:  # a kernel bug must still not crash the host
@@ -352,9 +352,22 @@ class CallPipeline:
         return result
 
     # 8 -------------------------------------------------------------------------------------
-    def project(self, tool: Tool, result: ToolResult, ctx: ToolContext) -> ToolResult:
+    def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
+        reader = next(
+            (
+                t.name
+                for t in self.pb.registry.tools.values()
+                if t.reads_results and (enabled is None or t.name in enabled)
+            ),
+            None,
+        )
         return project(
-            result, tool=tool.name, limit=tool.max_result_chars, store=self.pb.results, secrets=self.pb.secrets
+            result,
+            tool=tool.name,
+            limit=tool.max_result_chars,
+            store=self.pb.results,
+            secrets=self.pb.secrets,
+            reader=reader,
         )
 
     # helpers -------------------------------------------------------------------------------

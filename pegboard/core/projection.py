@@ -76,8 +76,14 @@ class ResultStore:
         return None if entry is None else entry.text[max(offset, 0) : max(offset, 0) + max(limit, 0)]
 
 
-def project(result: ToolResult, *, tool: str, limit: int, store: ResultStore, secrets: list[str]) -> ToolResult:
-    """Redact, then cut the text to ``limit`` characters with a visible note and a reference."""
+def project(
+    result: ToolResult, *, tool: str, limit: int, store: ResultStore, secrets: list[str], reader: str | None = None
+) -> ToolResult:
+    """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
+
+    ``reader`` is the enabled tool that pages through stored results (``reads_results``);
+    without one the note tells the model to narrow its request instead.
+    """
     blocks: list[TextBlock | ImageBlock] = []
     changed = False
     for block in result.content:
@@ -92,10 +98,12 @@ def project(result: ToolResult, *, tool: str, limit: int, store: ResultStore, se
     if text_len > limit:
         whole = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
         ref = store.put(tool, whole)
-        note = (
-            f"\n\n[Result cut to {limit:,} of {len(whole):,} characters. The whole result is kept "
-            f"as {ref}: read more with tool_result_read(ref={ref!r}, offset={limit})]"
+        how = (
+            f"read more with {reader}(ref={ref!r}, offset={limit})"
+            if reader
+            else "no tool to page through it is enabled, so narrow the request to see the rest"
         )
+        note = f"\n\n[Result cut to {limit:,} of {len(whole):,} characters. The whole result is kept as {ref}: {how}]"
         kept: list[TextBlock | ImageBlock] = []
         budget = limit
         for block in blocks:

@@ -78,7 +78,8 @@ class Tool:
     ``specifier_matcher(specifier, input)`` lets a third-party tool match its own specifiers.
     ``availability`` returns a reason when the tool cannot run here (missing binary or key).
     ``deferred`` tools are offered by name only until a tool with ``loads_deferred`` (a
-    search) loads them for the session; see ``pegboard.core.deferred``.
+    search) loads them for the session; see ``pegboard.core.deferred``. ``reads_results``
+    marks the tool that pages through results cut to their size limit.
     """
 
     name: str
@@ -101,6 +102,7 @@ class Tool:
     usage: str = ""
     deferred: bool = False
     loads_deferred: bool = False
+    reads_results: bool = False
     title: str | None = None
 
     def __post_init__(self) -> None:

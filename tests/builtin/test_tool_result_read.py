@@ -20,6 +20,7 @@ async def test_pages_through_a_cut_read(tmp_path: Path) -> None:
     first = await pb.call("Read", {"file_path": str(big)})
     assert first.metadata["truncated"] is True
     ref = first.metadata["full_result_ref"]
+    assert f"read more with tool_result_read(ref={ref!r}, offset=100000)" in first.text
     page = await pb.call("tool_result_read", {"ref": ref, "offset": 100_000, "limit": 500})
     assert not page.is_error
     expected = pb.results.read(ref, 100_000, 500)
