@@ -480,3 +480,11 @@ def test_powershell_file_arguments() -> None:
     assert decide(e, "PowerShell", command="gc README.md") == "allow"
     assert decide(e, "PowerShell", command="Set-Content .git\\config x") == "ask"
     assert decide(e, "PowerShell", command="mytool .env") == "ask"
+
+
+@pytest.mark.parametrize(("command", "expect"), [
+    ("git show HEAD:.env", "deny"), ("git log -p .env", "deny"), ("git grep secret -- .env", "deny"),
+    ("git grep secret", "ask"), ("git log --oneline", "allow"), ("git show main:src/a.py", "allow"),
+])
+def test_git_operands_and_read_denies(command: str, expect: str) -> None:
+    assert bash(engine(deny=["Read(.env)"]), command) == expect

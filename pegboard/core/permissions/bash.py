@@ -690,6 +690,22 @@ class _Analysis:
             if write_words:
                 writes_inside, _all_allowed = self.check_writes(name, write_words)
                 reads_ok = self.check_reads(u, write_words, True, False) and reads_ok
+        if name == "git":
+            # git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files.
+            idx, _bad = C.git_subcommand(svals)
+            git_words: list[Word] = []
+            for w in args[idx + 1:]:
+                v = w.value
+                if v.startswith("-") or not v:
+                    continue
+                if ":" in v and not v.startswith("/"):
+                    v = v.split(":", 1)[1]
+                    if not v:
+                        continue
+                git_words.append(Word(value=v, raw=w.raw, dynamic=w.dynamic, glob=w.glob, tilde=w.tilde))
+            reads_ok = self.check_reads(u, git_words, True, False) and reads_ok
+            if idx < len(svals) and svals[idx] == "grep":
+                self.check_reads(u, [Word(value=".", raw=".")], True, True)
         if name in ("rm", "rmdir", "unlink", "shred"):
             for w in write_words:
                 why = self.critical(w)
