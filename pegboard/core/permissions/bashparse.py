@@ -401,7 +401,7 @@ def strip_line_continuations(command: str) -> str:
 
 
 _SIMPLE_LINE = re.compile(r"[A-Za-z0-9_./:=@%+,*\- \t\n;&|]*")
-_SIMPLE_OP = re.compile(r"\s*(?:&&|\|\||\|&|[;&|\n])\s*")
+_SIMPLE_OP_CAPTURE = re.compile(r"(\s*(?:&&|\|\||\|&|[;&|\n])\s*)")
 _RESERVED = frozenset({
     "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "in",
     "function", "select", "time", "coproc", "!", "{", "}", "[[", "]]",
@@ -418,17 +418,25 @@ def _fast_parse(text: str) -> ParsedScript | None:
     """
     if not _SIMPLE_LINE.fullmatch(text) or "&&&" in text or "|||" in text:
         return None
+    # One split with a capturing group: chunks at even indexes, operators at odd ones.
+    parts = _SIMPLE_OP_CAPTURE.split(text)
+    chunks = parts[0::2]
+    ops = [op.strip() or "\n" for op in parts[1::2]]
+    if not chunks[-1].strip():  # ends with an operator: only ';', '&' or a newline may end a list
+        if not ops or ops[-1] not in (";", "&", "\n"):
+            return None
+        ops.pop()
+        chunks.pop()
+    # Operators must separate non-empty commands (';;', '&& ||' ... are syntax errors).
+    if any(not c.strip() for c in chunks) or len(ops) != len(chunks) - 1:
+        return None
     result = ParsedScript()
-    for chunk in _SIMPLE_OP.split(text):
+    for chunk in chunks:
         words = chunk.split()
-        if not words:
-            if chunk.strip():
-                return None
-            continue
         assigns: list[tuple[str, Word]] = []
         while words and _ASSIGNMENT.match(words[0]):
             name, _, value = words.pop(0).partition("=")
-            assigns.append((name, Word(value=value, raw=value, glob=any(c in value for c in "*?"))))
+            assigns.append((name, Word(value=value, raw=value, glob="*" in value)))
         if words and words[0] in _RESERVED:
             return None
         if not words:
@@ -437,19 +445,8 @@ def _fast_parse(text: str) -> ParsedScript | None:
                                                text=f"{name}={value.raw}"))
             continue
         result.segments.append(Segment(
-            words=[Word(value=w, raw=w, glob=any(c in w for c in "*?")) for w in words],
-            assignments=assigns, text=chunk.strip(),
+            words=[Word(value=w, raw=w, glob="*" in w) for w in words], assignments=assigns, text=chunk.strip(),
         ))
-    # Operators must separate non-empty commands (';;', '&& ||' ... are syntax errors).
-    ops = [m.group(0).strip() or "\n" for m in _SIMPLE_OP.finditer(text)]
-    chunks = [c for c in _SIMPLE_OP.split(text) if c.strip()]
-    last = _SIMPLE_OP.split(text)[-1].strip()
-    if not last:  # ends with an operator: only ';', '&' or a newline may end a list
-        if not ops or ops[-1] not in (";", "&", "\n"):
-            return None
-        ops = ops[:-1]
-    if len(ops) != len(chunks) - 1:
-        return None
     return result
 
 
