@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
@@ -14,13 +15,15 @@ from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_
 from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.permissions import PermissionEngine
-from pegboard.core.pipeline import Approver, CallPipeline
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
 from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
 from pegboard.core.projection import ResultStore, secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
 from pegboard.core.tools import Tool, ToolContext, name_key
+
+if TYPE_CHECKING:
+    from pegboard.core.pipeline import Approver, CallPipeline
 
 SESSION_EVENTS = ("session_start", "session_end")
 
@@ -67,11 +70,17 @@ class Pegboard:
         self.plugins: list[PluginInfo] = loader.infos
         self.results = ResultStore()
         self.secrets = secret_values(self.env)
-        self.pipeline = CallPipeline(self)
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
         self.deferred = DeferredTools()
         self._announce_ready()
+
+    @cached_property
+    def pipeline(self) -> CallPipeline:
+        """The call pipeline, built (and asyncio imported) on the first call."""
+        from pegboard.core.pipeline import CallPipeline
+
+        return CallPipeline(self)
 
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 from typing import Any
@@ -19,6 +18,8 @@ def resolve_sync(value: Any) -> Any:
     """Resolve ``value`` from synchronous code, even when an event loop is already running."""
     if not inspect.isawaitable(value):
         return value
+    import asyncio  # not needed (nor imported) on the purely synchronous path
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -12,8 +12,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from pegboard_command_hooks.runner import MAX_OUTPUT_BYTES, RawOutcome
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -37,6 +35,8 @@ async def run_http(
     timeout: float,
 ) -> RawOutcome:
     """POST ``payload``; 2xx is exit 0 with the body as stdout, anything else a failure."""
+    import httpx  # only when an http hook runs: it is slow to import
+
     started = time.perf_counter()
     sent = {"Content-Type": "application/json", **headers}
     try:
