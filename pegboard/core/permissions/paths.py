@@ -247,6 +247,26 @@ def _split_head(rx: str) -> tuple[str, str]:
     return rx[:cut], rx[cut:]
 
 
+def _literal_prefix(rx: str) -> str:
+    """The plain text at the start of an anchored regex (``^proj/src/`` -> ``proj/src/``)."""
+    out: list[str] = []
+    i = 1 if rx.startswith("^") else 0
+    while i < len(rx):
+        ch = rx[i]
+        if ch == "\\" and i + 1 < len(rx) and not rx[i + 1].isalnum():
+            out.append(rx[i + 1])
+            i += 2
+            continue
+        if ch in _PREFIX_STOP or ch in "\\^":
+            break
+        out.append(ch)
+        i += 1
+    # A quantifier may follow: the last character is then optional, so drop it.
+    if i < len(rx) and rx[i] in "*+?{" and out:
+        out.pop()
+    return "".join(out)
+
+
 def _combine(regexes: Sequence[str]) -> str:
     """One alternation with shared literal heads factored out (far less backtracking)."""
     groups: dict[str, list[str]] = {}
@@ -270,7 +290,9 @@ class PathMatcher:
     def __init__(self, entries: Sequence[tuple[str, object]], ignore_case: bool) -> None:
         self.ignore_case = ignore_case
         fixed = [(rx.lower() if ignore_case else rx, item) for rx, item in entries]
-        self.entries = [(re.compile(rx, re.DOTALL), item) for rx, item in fixed]
+        # Each entry with the literal text every path it matches starts with: a cheap
+        # ``startswith`` skips most patterns before any regex runs.
+        self.entries = [(_literal_prefix(rx), re.compile(rx, re.DOTALL), item) for rx, item in fixed]
         self.combined = re.compile(_combine([rx for rx, _ in fixed]), re.DOTALL) if fixed else None
 
     def _rel(self, path: str) -> str:
@@ -286,8 +308,8 @@ class PathMatcher:
             rels += [unicodedata.normalize("NFKC", r).lower() for r in rels]
         if not any(self.combined.match(r) for r in rels):
             return None
-        for rx, item in self.entries:
-            if any(rx.match(r) for r in rels):
+        for prefix, rx, item in self.entries:
+            if any(r.startswith(prefix) and rx.match(r) for r in rels):
                 return item
         return None
 
@@ -298,8 +320,8 @@ class PathMatcher:
         rels = [self._rel(p) for p in paths]
         if not all(self.combined.match(r) for r in rels):
             return None
-        for rx, item in self.entries:
-            if all(rx.match(r) for r in rels):
+        for prefix, rx, item in self.entries:
+            if all(r.startswith(prefix) and rx.match(r) for r in rels):
                 return item
         return None
 
