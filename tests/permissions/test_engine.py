@@ -488,3 +488,8 @@ def test_powershell_file_arguments() -> None:
 ])
 def test_git_operands_and_read_denies(command: str, expect: str) -> None:
     assert bash(engine(deny=["Read(.env)"]), command) == expect
+
+
+@pytest.mark.parametrize("command", ["rm${IFS}-rf x", "{rm,-rf,x}", "x=rm; $x -rf build", "X=/bin/rm; ${X} x"])
+def test_deny_sees_through_simple_expansions(command: str) -> None:
+    assert bash(engine(deny=["Bash(rm *)"]), command) == "deny"

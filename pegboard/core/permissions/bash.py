@@ -32,6 +32,8 @@ _CMD_WORD = re.compile(r"^[A-Za-z0-9_.+/\\-]+$")
 _VAR_GLOB = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+(\*.*)?$")
 _HOME_PREFIX = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
 _EXEMPT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS\b")
+_BRACE_LIST = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _READERS = (
     (frozenset(C.READ_ONLY) - C.NON_FILE_COMMANDS)
@@ -329,6 +331,7 @@ class _Analysis:
         self.cwds: list[str] = [oracle.cwd]
         self.cwd_unknown = False
         self.changed_dir = False
+        self.literals: dict[str, str] = {}
 
     # -- unwrapping ------------------------------------------------------------------------
     def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
@@ -422,6 +425,8 @@ class _Analysis:
             allow_block = allow_block or "no command to run"
         if any(not v.isascii() for v in deny_views):  # fullwidth or compatibility spellings
             deny_views += [_nfkc(v) for v in deny_views]
+        if any("$" in v or "{" in v for v in deny_views):
+            deny_views += self.expanded_views(deny_views)
         u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)), core=core,
                        allow_core=acur if allow_block is None else None, allow_block=allow_block)
         if acur:
@@ -438,6 +443,24 @@ class _Analysis:
             u.unknown_head = not (cname in C.READ_ONLY or cname in C.WRITE_ALL or cname in C.COPY_LIKE
                                   or cname in C.CHMOD_LIKE or cname in C.NON_FILE_COMMANDS)
         return u
+
+    def expanded_views(self, views: list[str]) -> list[str]:
+        """Deny-only guesses at what expansions produce: ``$IFS`` as a blank, variables set
+        to literals earlier in the line, and brace lists (``{rm,-rf,x}`` is ``rm -rf x``)."""
+        out: list[str] = []
+        for v in views:
+            w = _IFS.sub(" ", v)
+            for name, value in self.literals.items():
+                w = re.sub(r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"\b)",
+                           lambda _m, value=value: value, w)
+            w = _BRACE_LIST.sub(lambda m: m.group(1).replace(",", " "), w)
+            w = collapse_ws(w)
+            if w != v:
+                out.append(w)
+                if " " in w:  # the first word may now carry a directory or a leading '='
+                    head, rest = w.split(" ", 1)
+                    out.append(f"{_name(head)} {rest}")
+        return out
 
     def find_exec(self, args: list[str], parsed: ParsedScript, depth: int) -> None:
         i = 0
@@ -583,6 +606,10 @@ class _Analysis:
             out.set_unverifiable("the command contains control characters")
         if parsed.problems:
             out.set_unverifiable(f"cannot analyse the command: {parsed.problems[0]}")
+        for seg in parsed.segments:  # literal assignments, for deny-side variable guesses
+            for name, value in seg.assignments:
+                if not value.dynamic and len(self.literals) < 64:
+                    self.literals[name] = value.value
         units: list[_Unwrapped] = []
         i = 0
         while i < len(parsed.segments):
