@@ -451,8 +451,8 @@ class _Analysis:
         for v in views:
             w = _IFS.sub(" ", v)
             for name, value in self.literals.items():
-                w = re.sub(r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"\b)",
-                           lambda _m, value=value: value, w)
+                pattern = r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"\b)"
+                w = re.sub(pattern, value.replace("\\", "\\\\"), w)
             w = _BRACE_LIST.sub(lambda m: m.group(1).replace(",", " "), w)
             w = collapse_ws(w)
             if w != v:
