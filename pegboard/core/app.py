@@ -73,6 +73,7 @@ class Pegboard:
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
         self.deferred = DeferredTools()
+        self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
         self._announce_ready()
 
     @cached_property
@@ -147,13 +148,31 @@ class Pegboard:
     ) -> PolicyResult:
         """Which tools this agent sees on this provider and model, each with the step that decided.
 
+        Results are cached per selection and per state of the registered tools (names, groups,
+        availability), so calling this on every request is cheap. Treat the result as read-only.
+
         A bare-name permission deny rule (``Bash``, ``Bash(*)``, ``mcp__*``) removes the tool
         from the list too: a tool that can never run is not offered to the model.
         """
-        result = resolve_policy(
-            self.catalog(), self.config, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent
-        )
-        return self._remove_denied_tools(result)
+        catalog = self.catalog()
+        key = (agent, provider, model, profile, subagent, tuple(catalog.tools))
+        cached = self._policy_cache.get(key)
+        if cached is None:
+            cached = self._remove_denied_tools(
+                resolve_policy(
+                    catalog,
+                    self.config,
+                    provider=provider,
+                    model=model,
+                    agent=agent,
+                    profile=profile,
+                    subagent=subagent,
+                )
+            )
+            if len(self._policy_cache) >= 64:
+                self._policy_cache.clear()
+            self._policy_cache[key] = cached
+        return cached
 
     def _remove_denied_tools(self, result: PolicyResult) -> PolicyResult:
         if not any("(" not in r or r.endswith("(*)") for r in self.config.permissions.deny):
@@ -362,7 +381,8 @@ class Pegboard:
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
-        return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver)
+        why = {d.name: d.reason for d in policy.disabled}
+        return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
 
     def call_sync(self, name: str, tool_input: Any = None, **options: Any) -> ToolResult:
         """:meth:`call` for synchronous code."""

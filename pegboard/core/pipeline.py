@@ -127,10 +127,11 @@ class CallPipeline:
         *,
         enabled: set[str] | None = None,
         approver: Approver | None = None,
+        disabled: Mapping[str, str] | None = None,
     ) -> ToolResult:
         state = CallState()
         try:
-            tool = self.resolve(name, enabled)
+            tool = self.resolve(name, enabled, disabled or {})
             model = validate_input(tool, raw_input)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
             model = await self.pre_tool_use(call, model, context, state)
@@ -146,7 +147,7 @@ class CallPipeline:
         return self.finish(result, state)
 
     # 1 -------------------------------------------------------------------------------------
-    def resolve(self, name: str, enabled: set[str] | None) -> Tool:
+    def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
         tool = self.pb.registry.find(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
@@ -161,11 +162,13 @@ class CallPipeline:
                 ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
             )
         if enabled is not None and tool.name not in enabled:
+            why = disabled.get(tool.name)
             raise CallRefused(
                 ToolResult.refusal(
                     Reason.DENIED,
-                    f"Tool {tool.name!r} is not enabled for this agent by the tool policy; "
-                    "see `pegboard tools --explain` for why",
+                    f"Tool {tool.name!r} is denied for this agent: {why}"
+                    if why
+                    else f"Tool {tool.name!r} is not enabled for this agent; see `pegboard tools --explain` for why",
                 )
             )
         if reason := tool.unavailable_reason():

@@ -118,40 +118,24 @@ class Bridge:
 
     pegboard: Pegboard
     selection: Selection = field(default_factory=Selection)
-    _visible: Callable[..., Any] | None = None
-    _cache: tuple[tuple[str, ...], set[str]] | None = None
-
-    def __post_init__(self) -> None:
-        try:  # deferred tools stay hidden until ToolSearch loads them, when that plugin is installed
-            from pegboard_tool_search import visible_tools
-
-            self._visible = visible_tools
-        except ImportError:
-            self._visible = None
 
     def list_tools(self) -> list[dict[str, Any]]:
-        """Tool definitions in MCP form, for the enabled tools of the selection.
+        """Tool definitions in MCP form, for the visible tools of the selection.
 
-        With the tool-search plugin installed, deferred tools stay out of the list until
-        ToolSearch loads them; their names are appended to ToolSearch's description.
+        Deferred tools stay out of the list until a search loads them (``Pegboard.deferred``);
+        their names are appended to the description of the tool that loads them.
         """
         sel = self.selection.policy()
         definitions: list[dict[str, Any]] = self.pegboard.schema("mcp", **sel)
-        if self._visible is None:
-            return definitions
-        from pegboard_tool_search import SEARCH_TOOL, deferred_names, deferred_note
-
         enabled = self.pegboard.enabled_tools(**sel)
-        shown = {t.name for t in self._visible(self.pegboard, enabled)}
-        note = deferred_note(deferred_names(self.pegboard, enabled))
-        out = []
-        for d in definitions:
-            if d["name"] not in shown:
-                continue
-            if note and d["name"] == SEARCH_TOOL:
-                d = {**d, "description": f"{d['description']}\n\n{note}"}
-            out.append(d)
-        return out
+        pending = self.pegboard.deferred.pending(enabled)
+        loaders = {t.name for t in enabled if t.loads_deferred}
+        if not pending or not loaders:
+            return definitions
+        note = "Deferred tools (search to load their definitions): " + ", ".join(pending)
+        return [
+            {**d, "description": f"{d['description']}\n\n{note}"} if d["name"] in loaders else d for d in definitions
+        ]
 
     async def call_tool(self, name: Any, arguments: Any, elicit: Elicit | None = None) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
@@ -166,14 +150,9 @@ class Bridge:
         sel = self.selection
         approver = elicitation_approver(elicit) if elicit is not None else None
         try:
-            fast = self._fast_path()
-            if fast is not None:
-                ctx, enabled = fast
-                result = await self.pegboard.pipeline.run(name, arguments, ctx, enabled=enabled, approver=approver)
-            else:
-                result = await self.pegboard.call(
-                    name, arguments, cwd=sel.cwd, mode=sel.mode, approver=approver, **sel.policy()
-                )
+            result = await self.pegboard.call(
+                name, arguments, cwd=sel.cwd, mode=sel.mode, approver=approver, **sel.policy()
+            )
         except Exception as exc:  # Pegboard.call does not raise; this is a last line of defence
             log.exception("call of %s failed", name)
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
@@ -184,26 +163,6 @@ class Bridge:
         sync = getattr(self.pegboard, "_sync_tool_sources", None)
         if sync is not None and getattr(self.pegboard, "_tool_sources", None):
             sync()
-
-    def _fast_path(self) -> tuple[Any, set[str]] | None:
-        """The call context and the enabled set, recomputed only when the registered tools change.
-
-        ``Pegboard.call`` resolves the tool policy on every call (about half of a call's cost);
-        the policy only depends on the config, which a server never reloads, and on the
-        registered tools, which this checks. Availability is still checked on every call by
-        the pipeline. Falls back to ``Pegboard.call`` when the kernel lacks what this needs.
-        """
-        pb = self.pegboard
-        pipeline, registry = getattr(pb, "pipeline", None), getattr(pb, "registry", None)
-        if pipeline is None or registry is None:
-            return None
-        self.refresh()
-        key = tuple(registry.tools)
-        sel = self.selection
-        if self._cache is None or self._cache[0] != key:
-            self._cache = (key, set(pb.tools(**sel.policy()).enabled))
-        ctx = pb.context(cwd=sel.cwd, mode=sel.mode, agent=sel.agent, provider=sel.provider, model=sel.model)
-        return ctx, self._cache[1]
 
     def tool_names(self) -> Sequence[str]:
         return [t["name"] for t in self.list_tools()]

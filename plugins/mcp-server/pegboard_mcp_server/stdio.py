@@ -340,14 +340,7 @@ class StdioServer:
                 self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _bridge_signature(self, bridge: Bridge) -> Any:
-        from_search: Any = None
-        try:
-            from pegboard_tool_search import state_version
-
-            from_search = state_version(bridge.pegboard)
-        except ImportError:
-            pass
-        return (len(bridge.pegboard.registry.tools), from_search)
+        return (len(bridge.pegboard.registry.tools), bridge.pegboard.deferred.version)
 
     # -- server-to-client requests -----------------------------------------------------------
     async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
