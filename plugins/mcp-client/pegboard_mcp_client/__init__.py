@@ -12,18 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pegboard import Pegboard, ToolRegister, hookimpl
+from pegboard import Pegboard, hookimpl
 
 __version__ = "0.1.0"
 log = logging.getLogger("pegboard.mcp.client")
-
-
-@hookimpl
-def register_tools(register: ToolRegister) -> None:
-    from pegboard_mcp_client.tools import SHARED_TOOLS
-
-    for shared in SHARED_TOOLS:
-        register(shared)
 
 
 @hookimpl
@@ -50,6 +42,10 @@ def pegboard_ready(pegboard: Pegboard) -> None:
             f"started by other Pegboards ({DEPTH_ENV}); a config that serves itself would never end"
         )
         return
+    from pegboard_mcp_client.tools import SHARED_TOOLS
+
+    for shared in SHARED_TOOLS:  # the resource tools exist only where servers are configured
+        pegboard.add_tool(shared, owner="mcp-client")
     manager = McpManager(servers, cwd=pegboard.cwd.resolve(), env=pegboard.env)
     manager.start()
     MANAGERS[pegboard] = manager
