@@ -48,6 +48,9 @@ _READERS = (
 _RUNNER_HEADS: dict[str, list[tuple[str, ...]]] = {}
 for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
+#: Command names that unwrapping must look into (everything else is taken as it is).
+_SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
+                            *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs"})
 
 
 def has_control_characters(command: str) -> bool:
@@ -336,9 +339,33 @@ class _Analysis:
     # -- unwrapping ------------------------------------------------------------------------
     def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
         deny_views: list[str] = []
-        text_view = collapse_ws(seg.text)
+        words = seg.words
+        first_word = words[0].value if words else ""
+        # Common case: a plain command name that is no wrapper, shell, runner or eval.
+        plain = (seg.kind == "command" and bool(words) and "/" not in first_word
+                 and not first_word.startswith("=") and first_word.lower() not in _SPECIAL_HEADS)
         if seg.kind != "command":
-            deny_views.append(text_view)
+            deny_views.append(collapse_ws(seg.text))
+        if plain:
+            deny_views.append(_view(words))
+            cur = words
+        else:
+            cur = self._unwrap_deny(seg, parsed, depth, deny_views)
+        core = cur
+        # Allow side: only safe env vars, only the fixed wrapper list, bare xargs.
+        allow_block: str | None = None
+        for name_, value in seg.assignments:
+            if not C.safe_env_var(name_) or value.dynamic:
+                allow_block = f"assignment to {name_}"
+                break
+        acur: list[Word] | None
+        if plain:
+            acur, via_xargs = list(words), False
+        else:
+            acur, via_xargs = self._unwrap_allow(words)
+        return self._finish(seg, deny_views, core, acur, via_xargs, allow_block)
+
+    def _unwrap_deny(self, seg: Segment, parsed: ParsedScript, depth: int, deny_views: list[str]) -> list[Word]:
         cur = list(seg.words)
         for _ in range(24):
             if not cur:
@@ -389,14 +416,11 @@ class _Analysis:
             if lname in ("find", "fd", "fdfind"):
                 self.find_exec(args, parsed, depth)
             break
-        core = cur
-        # Allow side: only safe env vars, only the fixed wrapper list, bare xargs.
-        allow_block: str | None = None
-        for name_, value in seg.assignments:
-            if not C.safe_env_var(name_) or value.dynamic:
-                allow_block = f"assignment to {name_}"
-                break
-        acur: list[Word] | None = list(seg.words)
+        return cur
+
+    @staticmethod
+    def _unwrap_allow(words: list[Word]) -> tuple[list[Word], bool]:
+        acur = list(words)
         via_xargs = False
         for _ in range(24):
             if not acur:
@@ -414,6 +438,10 @@ class _Analysis:
                 via_xargs = True
                 continue
             break
+        return acur, via_xargs
+
+    def _finish(self, seg: Segment, deny_views: list[str], core: list[Word], acur: list[Word] | None,
+                via_xargs: bool, allow_block: str | None) -> _Unwrapped:
         if seg.kind != "command":
             allow_block = allow_block or {"assignment": None, "declaration": "declaration",
                                           "safe-test": None}.get(seg.kind, seg.kind)

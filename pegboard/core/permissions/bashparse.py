@@ -26,6 +26,7 @@ _ANSI_ESCAPES = {
 _ANSI_RE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 _GLOB_CHARS = frozenset("*?[{}")
 _ESCAPE_PAIR = re.compile(r"\\.", re.DOTALL)
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:=@%+,~-]*")
 _UNESCAPED_SPACE = re.compile(r"[\s;&|<>]")
 #: Node types that cannot contain a command: the walk does not descend into them.
 _LEAVES = frozenset({
@@ -183,21 +184,25 @@ class _Builder:
         t = node.type
         if t in ("word", "number", "variable_name", "special_variable_name"):
             raw = self.text(node)
-            if _UNESCAPED_SPACE.search(_ESCAPE_PAIR.sub("", raw)):
+            if raw.startswith("~") and not w.value:
+                w.tilde = True
+            if _PLAIN_WORD.fullmatch(raw):  # the common case: nothing to unescape or flag
+                w.value += raw
+                return
+            escaped = "\\" in raw
+            bare = _ESCAPE_PAIR.sub("", raw) if escaped else raw  # without escaped characters
+            if _UNESCAPED_SPACE.search(bare):
                 # The grammar glued words together (seen with a newline before '\\'): a shell
                 # would split here, so nothing about this command can be trusted.
                 self.result.problems.append(f"ambiguous word {raw[:30]!r}")
                 w.dynamic = True
-            if raw.startswith("~") and not w.value:
-                w.tilde = True
-            if "\\" in raw:
+            if escaped:
                 w.quoted = True
-            stripped = raw.replace("\\\\", "")
-            if raw != "{}" and any(c in _GLOB_CHARS for c in stripped.replace("\\*", "").replace("\\?", "")):
+            if raw != "{}" and any(c in _GLOB_CHARS for c in bare):
                 w.glob = True
-            if "(" in stripped.replace("\\(", "") or ")" in stripped.replace("\\)", ""):
+            if "(" in bare or ")" in bare:
                 w.dynamic = True
-            w.value += _unescape_unquoted(raw)
+            w.value += _unescape_unquoted(raw) if escaped else raw
         elif t == "raw_string":
             w.quoted = True
             w.value += self.text(node)[1:-1]
