@@ -171,6 +171,12 @@ class CommandRules:
                 self.wild.append((order, compiled))
             self.count += 1
 
+    def may_match(self, first_word: str) -> bool:
+        """Whether any rule could match a command starting with ``first_word``."""
+        if self.wild:
+            return True
+        return (first_word.lower() if self.ignore_case else first_word) in self.by_word
+
     def match(self, views: Sequence[str], exact_only: bool = False) -> Rule | None:
         if not self.count:
             return None
@@ -682,18 +688,23 @@ class _Analysis:
     def judge(self, u: _Unwrapped) -> None:
         out = self.out
         # 1. deny and ask rules, generously, on every view.
-        shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
         rule = self.deny_rules.match(u.deny_views)
         if rule is not None:
+            shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
             out.set_deny(rule, f"'{shown}' matches {rule.text}")
         rule = self.ask_rules.match(u.deny_views)
         if rule is not None:
+            shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
             out.set_ask(rule, f"'{shown}' matches {rule.text}")
         core = u.core
         if u.unknown_head and len(core) > 1:
             for j in range(1, len(core)):
                 w = core[j]
                 if w.dynamic or w.value.startswith("-") or not _CMD_WORD.match(w.value):
+                    continue
+                head = _name(w.value)
+                if not (self.deny_rules.may_match(head) or self.ask_rules.may_match(head)
+                        or self.deny_rules.may_match(w.value) or self.ask_rules.may_match(w.value)):
                     continue
                 views = [_view(core[j:]), collapse_ws(" ".join([_name(w.value), *(x.value for x in core[j + 1:])]))]
                 hit = self.deny_rules.match(views) or self.ask_rules.match(views)
