@@ -94,7 +94,7 @@ class Pegboard:
     def _announce_ready(self) -> None:
         """Fire ``pegboard_ready``: plugins with run-time tool sources start here."""
         errors: list[HookError] = []
-        resolve_sync(self.hooks.all("pegboard_ready", errors, pegboard=self))
+        self.hooks.all_sync("pegboard_ready", errors, pegboard=self)
         self.warnings.extend(f"plugin {e.plugin}: pegboard_ready failed: {e.error}" for e in errors)
 
     def add_tool_source(self, sync: Callable[[], None]) -> None:

@@ -62,3 +62,18 @@ class HookRunner:
 
     async def all(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> list[tuple[str, Any]]:
         return [item async for item in self.each(hook_name, errors, **kwargs)]
+
+    def all_sync(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> list[tuple[str, Any]]:
+        """:meth:`all` for synchronous code; asyncio is used only if an implementation is async."""
+        from pegboard.core.awaitables import resolve_sync
+
+        answers = []
+        for impl in self.implementations(hook_name):
+            try:
+                value = resolve_sync(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
+            except Exception as exc:
+                errors.append(HookError(hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
+                continue
+            if value is not None:
+                answers.append((impl.plugin_name, value))
+        return answers

@@ -10,8 +10,9 @@ Modules: ``config`` (the ``hooks`` key across scopes), ``matcher``, ``runner`` (
 (the hook implementations Pegboard calls).
 """
 
-from pegboard_command_hooks.config import EVENTS, Handler, collect_handlers, event_name
-from pegboard_command_hooks.engine import EventReport, HandlerReport, decision_json, run_event
+import importlib
+from typing import Any
+
 from pegboard_command_hooks.plugin import (
     permission_request,
     post_tool_use,
@@ -20,7 +21,26 @@ from pegboard_command_hooks.plugin import (
     session_end,
     session_start,
 )
-from pegboard_command_hooks.protocol import combine
+
+_LAZY = {
+    "EVENTS": "config",
+    "Handler": "config",
+    "collect_handlers": "config",
+    "event_name": "config",
+    "EventReport": "engine",
+    "HandlerReport": "engine",
+    "decision_json": "engine",
+    "run_event": "engine",
+    "combine": "protocol",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The engine's names load on first use, so loading the plugin imports no asyncio."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'pegboard_command_hooks' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pegboard_command_hooks.{_LAZY[name]}"), name)
+
 
 __version__ = "0.1.0"
 

@@ -1,18 +1,22 @@
-"""The plugin's hook implementations: each runs the configured handlers of one event."""
+"""The plugin's hook implementations: each runs the configured handlers of one event.
+
+The engine (and with it asyncio and subprocess handling) is imported on the first event, so
+loading the plugin costs ``pegboard tools`` and ``pegboard --help`` nothing.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 from pegboard import HookDecision, PermissionDecision, ToolCall, ToolContext, ToolResult, hookimpl
-from pegboard_command_hooks.engine import has_handlers, run_event
-from pegboard_command_hooks.protocol import common_fields, tool_payload, tool_response
 
 
 @hookimpl
 async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
     """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import tool_payload
+
     if not has_handlers(context, "PreToolUse"):
         return None
     payload = tool_payload("PreToolUse", call, context)
@@ -22,6 +26,9 @@ async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | N
 @hookimpl
 async def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
     """``PermissionRequest`` handlers: may answer a call that would ask (allow or deny)."""
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import tool_payload
+
     if not has_handlers(context, "PermissionRequest"):
         return None
     payload = tool_payload("PermissionRequest", call, context)
@@ -31,6 +38,9 @@ async def permission_request(call: ToolCall, decision: PermissionDecision, conte
 @hookimpl
 async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | None:
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import tool_payload, tool_response
+
     if not has_handlers(context, "PostToolUse"):
         return None
     payload = tool_payload("PostToolUse", call, context, tool_response=tool_response(result))
@@ -40,6 +50,11 @@ async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext
 @hookimpl
 async def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> HookDecision | None:
     """``PostToolUseFailure`` handlers: may add context to the error result."""
+    import asyncio
+
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import tool_payload
+
     if not has_handlers(context, "PostToolUseFailure"):
         return None
     text = str(error) or type(error).__name__
@@ -60,6 +75,9 @@ def _session_context(context: ToolContext, session_id: str) -> ToolContext:
 @hookimpl
 async def session_start(session_id: str, source: str, context: ToolContext) -> HookDecision | None:
     """``SessionStart`` handlers (matcher tested on ``source``); plain stdout becomes context."""
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import common_fields
+
     if not has_handlers(context, "SessionStart"):
         return None
     context = _session_context(context, session_id)
@@ -70,6 +88,9 @@ async def session_start(session_id: str, source: str, context: ToolContext) -> H
 @hookimpl
 async def session_end(session_id: str, reason: str, context: ToolContext) -> HookDecision | None:
     """``SessionEnd`` handlers (matcher tested on ``reason``); they cannot block."""
+    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.protocol import common_fields
+
     if not has_handlers(context, "SessionEnd"):
         return None
     context = _session_context(context, session_id)

@@ -21,7 +21,6 @@ log = logging.getLogger("pegboard.mcp.client")
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
     """Start the connections of this Pegboard's servers and keep its registry in step."""
-    from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
     from pegboard_mcp_client.settings import (
         DEFAULT_DEFER_THRESHOLD,
         DEFAULT_STARTUP_WAIT,
@@ -30,11 +29,13 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         configured_servers,
         float_env,
     )
-    from pegboard_mcp_client.tools import MANAGERS, REGISTRARS, Registrar
 
     servers = configured_servers(pegboard.config.mcp_servers, pegboard.cwd, pegboard.env, pegboard.warnings)
     if not servers:
         return
+    from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
+    from pegboard_mcp_client.tools import MANAGERS, REGISTRARS, Registrar
+
     depth = pegboard.env.get(DEPTH_ENV, "0")
     if depth.isdigit() and int(depth) >= MAX_DEPTH:
         pegboard.warnings.append(
