@@ -10,7 +10,7 @@ import click
 
 from pegboard.core.cli.common import (
     config_options,
-    emit_json,
+    emit_result,
     json_option,
     load_pegboard,
     parse_json_input,
@@ -86,14 +86,4 @@ def command(
         additional_dirs=list(add_dirs),
         approver=make_approver(yes),
     )
-    if as_json:
-        emit_json(result.to_json())
-    else:
-        for block in result.content:
-            if block.type == "text":
-                click.echo(block.text)
-            else:
-                click.echo(f"[image {block.mime_type}, {len(block.data)} base64 characters]")
-        if result.is_error:
-            click.echo(f"({result.reason})", err=True)
-    sys.exit(1 if result.is_error else 0)
+    emit_result(result, as_json)

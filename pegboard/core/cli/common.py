@@ -103,3 +103,19 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         click.echo(line.rstrip())
         if n == 0:
             click.echo("  ".join("-" * w for w in widths))
+
+
+def emit_result(result: Any, as_json: bool) -> None:
+    """Print a ``ToolResult`` (the ``--json`` shape, or its text and a note per image) and exit:
+    0 on success, 1 when the result is an error or a refusal."""
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        for block in result.content:
+            if block.type == "text":
+                click.echo(block.text)
+            else:
+                click.echo(f"[image {block.mime_type}, {len(block.data)} base64 characters]")
+        if result.is_error:
+            click.echo(f"({result.reason})", err=True)
+    sys.exit(1 if result.is_error else 0)

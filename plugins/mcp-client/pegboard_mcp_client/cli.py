@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import click
 from pegboard.core.cli.common import (
     config_options,
     emit_json,
+    emit_result,
     fail,
     json_option,
     load_pegboard,
@@ -109,14 +109,4 @@ def call(
         known = ", ".join(t["name"] for t in state.tools) or "(none)"
         fail(f"server {server!r} ({state.status}) has no tool {original!r}; its tools: {known}")
     result = pb.call_sync(name, tool_input, cwd=cwd, approver=make_approver(yes))
-    if as_json:
-        emit_json(result.to_json())
-    else:
-        for block in result.content:
-            if block.type == "text":
-                click.echo(block.text)
-            else:
-                click.echo(f"[image {block.mime_type}, {len(block.data)} base64 characters]")
-        if result.is_error:
-            click.echo(f"({result.reason})", err=True)
-    sys.exit(1 if result.is_error else 0)
+    emit_result(result, as_json)
