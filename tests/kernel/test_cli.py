@@ -232,3 +232,48 @@ def test_third_party_plugin_appears_and_broken_one_is_reported(third_party_site:
     assert run("shout", "hey", env=env).stdout == "HEY!\n"
     human = run("plugins", env=env)
     assert "failed" in human.stdout and "Traceback" not in human.stderr
+
+
+@pytest.mark.parametrize(("answer", "expect_error"), [("y", False), ("n", True)])
+def test_call_asks_on_a_terminal(tmp_path: Path, answer: str, expect_error: bool) -> None:
+    import pty
+    import select
+
+    config = tmp_path / "ask.json"
+    config.write_text(json.dumps({"permissions": {"ask": ["Read"]}}))
+    target = tmp_path / "f.txt"
+    target.write_text("x")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pegboard",
+            "call",
+            "Read",
+            "--input",
+            json.dumps({"file_path": str(target)}),
+            "--config",
+            str(config),
+            "--json",
+        ],
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+        cwd=tmp_path,
+        text=True,
+    )
+    os.close(slave)
+    seen = b""
+    while b"Allow Read" not in seen:
+        ready, _, _ = select.select([master], [], [], 30)
+        assert ready, f"no prompt on the terminal; saw {seen!r}"
+        seen += os.read(master, 1024)
+    os.write(master, f"{answer}\n".encode())
+    out, _ = proc.communicate(timeout=30)
+    os.close(master)
+    data = json.loads(out)
+    assert data["is_error"] is expect_error
+    assert proc.returncode == (1 if expect_error else 0)
+    if expect_error:
+        assert data["reason"] == "not_approved"
