@@ -147,6 +147,9 @@ class PegboardConfig(_Section):
     subagents: dict[str, SubagentConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    allowed_http_hook_urls: list[str] = Field(default_factory=list)
+    disable_all_hooks: bool | None = None
+    allow_managed_hooks_only: bool | None = None
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
 
