@@ -175,18 +175,13 @@ class Pegboard:
         return cached
 
     def _remove_denied_tools(self, result: PolicyResult) -> PolicyResult:
-        if not any("(" not in r or r.endswith("(*)") for r in self.config.permissions.deny):
+        if not self.config.permissions.deny:
             return result
         engine = self.permission_engine()
         removed: dict[str, ToolDecision] = {}
         for name in result.enabled:
-            tool = self.registry.find(name)
-            verdict = engine.check(name, {}, tool)
-            if (
-                verdict.decision == "deny"
-                and verdict.rule
-                and ("(" not in verdict.rule or verdict.rule.endswith("(*)"))
-            ):
+            verdict = engine.tool_denied(name, self.registry.find(name))
+            if verdict is not None:
                 where = f" in {verdict.source}" if verdict.source else ""
                 removed[name] = ToolDecision(
                     name, False, "permissions", f"removed by deny rule {verdict.rule!r}{where}"
