@@ -49,6 +49,7 @@ class CallState:
     """What the steps learn about one call, reported in the result's metadata."""
 
     hook_errors: list[HookError] = field(default_factory=list)
+    original_input: dict[str, Any] | None = None
     additional_context: list[str] = field(default_factory=list)
     system_messages: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -134,6 +135,7 @@ class CallPipeline:
             tool = self.resolve(name, enabled, disabled or {})
             model = validate_input(tool, raw_input)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
+            state.original_input = dict(call.input)
             model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
             model = validate_input(tool, call.input) if call.input != dump_input(model) else model
@@ -227,6 +229,8 @@ class CallPipeline:
     # 4 and 5 -------------------------------------------------------------------------------
     async def authorize(self, call: ToolCall, ctx: ToolContext, state: CallState, approver: Approver | None) -> None:
         decision = await self.pb.decide_permission(call, ctx, state.hook_errors)
+        if state.original_input is not None and state.original_input != call.input:
+            decision = await self.before_rewrite(call, ctx, state, decision)
         hook = state.hook_decision
         if hook is not None and hook.decision == "ask" and decision.decision == "allow":
             decision = PermissionDecision(
@@ -296,6 +300,20 @@ class CallPipeline:
         raise CallRefused(
             ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; no approver is available")
         )
+
+    async def before_rewrite(
+        self, call: ToolCall, ctx: ToolContext, state: CallState, decision: PermissionDecision
+    ) -> PermissionDecision:
+        """Deny and ask rules also judge the input as the model sent it, before hooks rewrote
+        it: a rewrite must not launder a call that a rule covers."""
+        original = ToolCall(call.tool, dict(state.original_input or {}), call.requested_name, call.tool_use_id)
+        before = await self.pb.decide_permission(original, ctx, state.hook_errors)
+        if before.rule is None or before.decision == "allow":
+            return decision
+        strongest = strongest_permission(
+            [decision, before.model_copy(update={"reason": f"{before.reason} (the input before a hook rewrote it)"})]
+        )
+        return strongest or decision
 
     # 6 -------------------------------------------------------------------------------------
     async def execute(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> ToolResult:

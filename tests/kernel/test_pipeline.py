@@ -234,3 +234,14 @@ async def test_a_disabled_tool_that_is_unavailable_says_unavailable() -> None:
     gone = Tool("Gone", "A tool whose server is down.", EchoInput, run, availability=lambda: "server 'x' is down")
     result = await isolated_pegboard(ToolsPlugin(gone)).call("Gone", {"text": "x"})
     assert result.reason == Reason.UNAVAILABLE and "server 'x' is down" in result.text
+
+
+async def test_deny_rules_also_judge_the_input_before_a_rewrite() -> None:
+    from tests.kernel.test_subagent_call_rules import bash
+
+    launder = plugin_with_hooks(pre_tool_use=lambda call: HookDecision(updated_input={"command": "echo fine"}))
+    config = {"permissions": {"deny": ["Bash(rm *)"], "allow": ["Bash"]}}
+    pb = isolated_pegboard(ToolsPlugin(bash), launder, config=config)
+    refused = await pb.call("Bash", {"command": "rm -rf /"})
+    assert refused.reason == Reason.DENIED and "before a hook rewrote it" in refused.text
+    assert (await pb.call("Bash", {"command": "ls"})).text == "ran: echo fine"
