@@ -9,6 +9,7 @@ allow patterns exactly. Containment compares whole path components, never string
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -18,32 +19,81 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-try:  # pathspec >= 1.0
-    _GitPattern: Any = importlib.import_module("pathspec.patterns.gitignore.spec").GitIgnoreSpecPattern
-except ImportError:  # pragma: no cover - pathspec 0.12
-    _GitPattern = importlib.import_module("pathspec.patterns.gitwildmatch").GitWildMatchPattern
+
+@functools.cache
+def _git_pattern() -> Any:
+    """pathspec's gitignore pattern class, imported when the first path rule compiles."""
+    try:  # pathspec >= 1.0
+        return importlib.import_module("pathspec.patterns.gitignore.spec").GitIgnoreSpecPattern
+    except ImportError:  # pragma: no cover - pathspec 0.12
+        return importlib.import_module("pathspec.patterns.gitwildmatch").GitWildMatchPattern
+
 
 _DRIVE = re.compile(r"^([A-Za-z]):(?:[\\/]|$)")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
 _NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 #: Directories no allow rule or mode (short of bypass) approves writes into.
-PROTECTED_DIRS = frozenset({
-    ".git", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn", ".claude",
-    ".pegboard",
-})
+PROTECTED_DIRS = frozenset(
+    {
+        ".git",
+        ".vscode",
+        ".idea",
+        ".husky",
+        ".cargo",
+        ".devcontainer",
+        ".yarn",
+        ".mvn",
+        ".claude",
+        ".pegboard",
+    }
+)
 #: Sub-directories of a protected directory that are not protected.
 PROTECTED_DIR_EXCEPTIONS = frozenset({(".claude", "worktrees"), (".pegboard", "worktrees")})
 #: Protected files, by base name.
-PROTECTED_FILES = frozenset({
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_aliases", ".bash_logout", ".zshrc", ".zprofile",
-    ".zshenv", ".zlogin", ".zlogout", ".profile", ".envrc", ".gitconfig", ".gitmodules", ".npmrc",
-    ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnpmfile.cjs", "bunfig.toml",
-    ".bunfig.toml", ".bazelrc", ".bazelversion", ".bazeliskrc", "gradle-wrapper.properties",
-    "maven-wrapper.properties", ".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml",
-    ".lefthook.yml", ".lefthook.yaml", ".devcontainer.json", ".ripgreprc", "pyrightconfig.json",
-    ".mcp.json", ".claude.json", ".gitattributes", ".gitignore_global",
-})
+PROTECTED_FILES = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_aliases",
+        ".bash_logout",
+        ".zshrc",
+        ".zprofile",
+        ".zshenv",
+        ".zlogin",
+        ".zlogout",
+        ".profile",
+        ".envrc",
+        ".gitconfig",
+        ".gitmodules",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnp.cjs",
+        ".pnp.loader.mjs",
+        ".pnpmfile.cjs",
+        "bunfig.toml",
+        ".bunfig.toml",
+        ".bazelrc",
+        ".bazelversion",
+        ".bazeliskrc",
+        "gradle-wrapper.properties",
+        "maven-wrapper.properties",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        "lefthook.yaml",
+        ".lefthook.yml",
+        ".lefthook.yaml",
+        ".devcontainer.json",
+        ".ripgreprc",
+        "pyrightconfig.json",
+        ".mcp.json",
+        ".claude.json",
+        ".gitattributes",
+        ".gitignore_global",
+    }
+)
 
 
 def is_windows_path(path: str) -> bool:
@@ -128,9 +178,9 @@ def _resolve(path: str, depth: int) -> str:
         try:
             st = os.lstat(candidate)
         except FileNotFoundError:
-            return collapse("/".join([candidate, *parts[i + 1:]]))
+            return collapse("/".join([candidate, *parts[i + 1 :]]))
         except NotADirectoryError:
-            return collapse("/".join([candidate, *parts[i + 1:]]))
+            return collapse("/".join([candidate, *parts[i + 1 :]]))
         if stat.S_ISLNK(st.st_mode):
             target = os.readlink(candidate)
             base = target if target.startswith("/") else f"{done}/{target}"
@@ -218,7 +268,7 @@ def pattern_to_abs(spec: str, root: str, ctx: PathContext, generous: bool) -> st
 
 def compile_path_regex(abs_pattern: str) -> str:
     """A regex (anchored, to ``re.match`` a path without its leading ``/``) for the pattern."""
-    regex, include = _GitPattern.pattern_to_regex(abs_pattern)
+    regex, include = _git_pattern().pattern_to_regex(abs_pattern)
     if regex is None or not include:
         raise ValueError(f"pattern {abs_pattern!r} does not select paths")
     return _NAMED_GROUP.sub("(?:", regex)
@@ -234,7 +284,7 @@ def _split_head(rx: str) -> tuple[str, str]:
     cut = 0
     while i < len(rx):
         if rx.startswith(_ANY_DEPTH, i):
-            return rx[: i + len(_ANY_DEPTH)], rx[i + len(_ANY_DEPTH):]
+            return rx[: i + len(_ANY_DEPTH)], rx[i + len(_ANY_DEPTH) :]
         ch = rx[i]
         if ch == "\\" and i + 1 < len(rx):
             i += 2
