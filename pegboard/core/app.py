@@ -14,7 +14,6 @@ from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, l
 from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_permission
 from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
-from pegboard.core.permissions import PermissionEngine
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
 from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
 from pegboard.core.projection import ResultStore, secret_values
@@ -23,6 +22,7 @@ from pegboard.core.results import ToolResult
 from pegboard.core.tools import Tool, ToolContext, name_key
 
 if TYPE_CHECKING:
+    from pegboard.core.permissions import PermissionEngine
     from pegboard.core.pipeline import Approver, CallPipeline
 
 SESSION_EVENTS = ("session_start", "session_end")
@@ -236,6 +236,8 @@ class Pegboard:
     ) -> PermissionEngine:
         key = (str(cwd or self.cwd), mode, tuple(str(d) for d in additional_dirs), str(home) if home else None)
         if key not in self._engines:
+            from pegboard.core.permissions import PermissionEngine
+
             self._engines[key] = PermissionEngine(
                 self.layers,
                 cwd=Path(cwd) if cwd is not None else self.cwd,
@@ -275,6 +277,8 @@ class Pegboard:
     def _rule_engine(self, behavior: str, rules: tuple[str, ...], cwd: Path) -> PermissionEngine:
         key = ("rules", behavior, rules, str(cwd))
         if key not in self._engines:
+            from pegboard.core.permissions import PermissionEngine
+
             layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
             self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default")
         return self._engines[key]
