@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI runs the property tests deterministically (a red CI must be reproducible); local runs
+# keep exploring new examples.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 pytest_plugins = ["pegboard.testing"]
 

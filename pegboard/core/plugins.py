@@ -60,8 +60,18 @@ def entry_points() -> list[Any]:
     """Entry points in group ``pegboard``, in a stable order."""
     from importlib.metadata import entry_points as _entry_points
 
-    eps = _entry_points(group=ENTRY_POINT_GROUP)
-    return sorted(eps, key=lambda ep: (ep.dist.name if ep.dist else "", ep.name))
+    return sorted(_entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value))
+
+
+def _distribution(ep: Any, seen: dict[int, tuple[str | None, str | None]]) -> tuple[str | None, str | None]:
+    """Name and version of the distribution behind ``ep``; its metadata is parsed once."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    if id(dist) not in seen:
+        meta = dist.metadata
+        seen[id(dist)] = (meta["Name"], meta["Version"])
+    return seen[id(dist)]
 
 
 def _error_text(exc: BaseException) -> str:
@@ -88,9 +98,10 @@ class PluginLoader:
         self.infos: list[PluginInfo] = []
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
+        seen: dict[int, tuple[str | None, str | None]] = {}
         for ep in entry_points() if eps is None else eps:
-            dist = ep.dist.name if ep.dist else None
-            info = PluginInfo(ep.name, dist, ep.dist.version if ep.dist else None, module=ep.value)
+            dist, version = _distribution(ep, seen)
+            info = PluginInfo(ep.name, dist, version, module=ep.value)
             self.infos.append(info)
             if reason := self.selection.blocked_reason(ep.name, dist):
                 info.status, info.error = "blocked", reason

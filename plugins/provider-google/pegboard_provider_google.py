@@ -109,8 +109,8 @@ def _merge_all_of(node: Mapping[str, Any], parts: Sequence[Any], defs: Mapping[s
     kept = [r for r in required if r in props]
     if kept:
         out["required"] = kept
-    if "anyOf" in out:
-        out.pop("type", None)
+    if "anyOf" in out:  # a union keeps only what a union carries, as a second cleaning would
+        out = {k: v for k, v in out.items() if k in _META or k in ("anyOf", "nullable")}
     return {k: out[k] for k in sorted(out, key=_key_order)}
 
 
