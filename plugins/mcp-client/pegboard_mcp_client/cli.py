@@ -41,10 +41,16 @@ def _manager(pb: Any) -> Any:
 @json_option
 def list_servers(config_files: tuple[Path, ...], cwd: Path | None, wait: float, as_json: bool) -> None:
     """Configured MCP servers: transport, state, error and the names their tools have here."""
-    from pegboard_mcp_client.tools import REGISTRARS
+    from pegboard_mcp_client.tools import REGISTRARS, manager_for
 
     pb = load_pegboard(config_files, cwd)
-    manager = _manager(pb)
+    manager = manager_for(pb)
+    if manager is None:  # nothing configured is an answer, not an error
+        if as_json:
+            emit_json({"servers": []})
+        else:
+            click.echo("No MCP servers are configured (mcpServers in the config, or a project .mcp.json).")
+        return
     manager.wait(None, wait)
     pb.tools()  # brings the registry up to date
     registrar = REGISTRARS.get(pb)
