@@ -191,8 +191,12 @@ def test_plugins_can_be_disabled_by_environment(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def third_party_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``pip install DIR`` of a third-party plugin and of one that fails at import, into a target dir."""
+    import shutil
+
     target = tmp_path_factory.mktemp("site")
+    sources = tmp_path_factory.mktemp("sources")
     for name in ("third_party_plugin", "broken_plugin"):
+        shutil.copytree(FIXTURES / name, sources / name, ignore=shutil.ignore_patterns("*.egg-info", "build"))
         subprocess.run(
             [
                 sys.executable,
@@ -205,7 +209,7 @@ def third_party_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "--no-build-isolation",
                 "--target",
                 str(target),
-                str(FIXTURES / name),
+                str(sources / name),
             ],
             check=True,
             capture_output=True,
