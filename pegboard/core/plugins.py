@@ -58,20 +58,17 @@ def new_plugin_manager() -> pluggy.PluginManager:
 
 def entry_points() -> list[Any]:
     """Entry points in group ``pegboard``, in a stable order."""
-    from importlib.metadata import entry_points as _entry_points
+    from pegboard.core.entrypoints import entry_points as scan
 
-    return sorted(_entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value))
+    return sorted(scan(ENTRY_POINT_GROUP), key=lambda ep: (ep.name, ep.value))
 
 
-def _distribution(ep: Any, seen: dict[int, tuple[str | None, str | None]]) -> tuple[str | None, str | None]:
-    """Name and version of the distribution behind ``ep``; its metadata is parsed once."""
+def _distribution(ep: Any) -> tuple[str | None, str | None]:
+    """Name and version of the distribution behind ``ep`` (ours, or an ``importlib.metadata`` one)."""
+    if hasattr(ep, "dist_name"):
+        return ep.dist_name, ep.version
     dist = getattr(ep, "dist", None)
-    if dist is None:
-        return None, None
-    if id(dist) not in seen:
-        meta = dist.metadata
-        seen[id(dist)] = (meta["Name"], meta["Version"])
-    return seen[id(dist)]
+    return (dist.metadata["Name"], dist.metadata["Version"]) if dist is not None else (None, None)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -98,9 +95,8 @@ class PluginLoader:
         self.infos: list[PluginInfo] = []
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
-        seen: dict[int, tuple[str | None, str | None]] = {}
         for ep in entry_points() if eps is None else eps:
-            dist, version = _distribution(ep, seen)
+            dist, version = _distribution(ep)
             info = PluginInfo(ep.name, dist, version, module=ep.value)
             self.infos.append(info)
             if reason := self.selection.blocked_reason(ep.name, dist):

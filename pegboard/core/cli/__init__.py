@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -29,65 +28,21 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
-class DeclaredCommand:
-    """A command a plugin declares in entry-point group ``pegboard.commands``."""
-
-    name: str
-    value: str
-    dist: str
-
-    def load(self) -> Any:
-        module, _, attr = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
-        for part in attr.strip().split(".") if attr else ():
-            obj = getattr(obj, part)
-        return obj
-
-
-def _command_entry_points() -> dict[str, DeclaredCommand]:
-    """Commands declared in entry-point group ``pegboard.commands``, read straight from each
-    installed distribution's ``entry_points.txt``: importing ``importlib.metadata`` would cost
-    ``pegboard --help`` more than everything else it does."""
+def _command_entry_points() -> dict[str, Any]:
+    """Commands declared in entry-point group ``pegboard.commands`` (metadata only, no import)."""
+    from pegboard.core.entrypoints import entry_points
     from pegboard.core.selection import PluginSelection
 
     selection = PluginSelection.from_settings()
-    found: dict[str, DeclaredCommand] = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for info in names:
-            if not info.endswith((".dist-info", ".egg-info")):
-                continue
-            try:
-                with open(os.path.join(entry or ".", info, "entry_points.txt"), encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError:
-                continue
-            if "[pegboard.commands]" not in text:
-                continue
-            dist = info.rsplit(".", 1)[0].split("-", 1)[0].replace("_", "-")
-            for name, value in _section(text, "pegboard.commands"):
-                if name in BUILTIN_COMMANDS or name in found or selection.blocked_reason(dist, name):
-                    continue
-                found[name] = DeclaredCommand(name, value, dist)
+    found: dict[str, Any] = {}
+    for ep in entry_points("pegboard.commands"):
+        if (
+            ep.name not in BUILTIN_COMMANDS
+            and ep.name not in found
+            and not selection.blocked_reason(ep.dist_name, ep.name)
+        ):
+            found[ep.name] = ep
     return found
-
-
-def _section(text: str, wanted: str) -> list[tuple[str, str]]:
-    """``name = value`` lines of one ``[section]`` of an entry_points.txt file."""
-    pairs: list[tuple[str, str]] = []
-    current = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1].strip()
-        elif current == wanted and "=" in line and not line.startswith(("#", ";")):
-            name, _, value = line.partition("=")
-            pairs.append((name.strip(), value.strip()))
-    return pairs
 
 
 class LazyGroup(click.Group):
@@ -124,7 +79,7 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, BUILTIN_COMMANDS[name][1]) for name in sorted(BUILTIN_COMMANDS)]
         rows += [
-            (name, f"(from {ep.dist})")
+            (name, f"(from {ep.dist_name})")
             for name, ep in sorted(_command_entry_points().items())
             if name not in self.commands
         ]
