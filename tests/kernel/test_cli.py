@@ -281,3 +281,12 @@ def test_call_asks_on_a_terminal(tmp_path: Path, answer: str, expect_error: bool
     assert proc.returncode == (1 if expect_error else 0)
     if expect_error:
         assert data["reason"] == "not_approved"
+
+
+def test_config_validate_reports_malformed_rules_with_position(tmp_path: Path) -> None:
+    config = tmp_path / "rules.json"
+    config.write_text(json.dumps({"permissions": {"deny": ["Bash(git *)", "Bash(rm"]}}))
+    data = run_json("config", "validate", str(config), "--json")
+    assert data["valid"] is True
+    (warning,) = data["warnings"]
+    assert str(config) in warning and "permissions.deny[1]" in warning and "Bash(rm" in warning

@@ -86,4 +86,6 @@ def command(
         additional_dirs=list(add_dirs),
         approver=make_approver(yes),
     )
+    for diag in pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs)).diagnostics:
+        click.echo(f"warning: {diag}", err=True)
     emit_result(result, as_json)

@@ -64,6 +64,15 @@ def show(config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> Non
     print_table(["KEY", "VALUE", "FROM"], [[k, json.dumps(v), o or ""] for k, v, o in _flatten(data, origins)])
 
 
+def _rule_diagnostics(layer: Any) -> list[str]:
+    """Permission rules that are malformed or take no specifier, with file and position."""
+    if not layer.data.get("permissions"):
+        return []
+    from pegboard.core.permissions import PermissionEngine
+
+    return list(PermissionEngine([layer], cwd=layer.root or Path.cwd()).diagnostics)
+
+
 @command.command("validate")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @json_option
@@ -74,6 +83,7 @@ def validate(file: Path, as_json: bool) -> None:
     try:
         layer = ConfigLayer("cli", read_config_file(file), file, file.parent)
         _model, warnings = validate_layer(layer)
+        warnings += _rule_diagnostics(layer)
     except ConfigError as exc:
         if as_json:
             emit_json({"valid": False, "errors": str(exc).splitlines(), "warnings": []})
