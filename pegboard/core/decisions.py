@@ -48,6 +48,9 @@ class PermissionDecision(BaseModel):
     rule: str | None = None
     source: str | None = None
     reason: str = ""
+    #: an "ask" that only a person may approve: no allow rule, mode or hook allow can
+    #: (protected paths, critical ``rm``, commands that cannot be analysed, plan-mode edits)
+    hard: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"decision": self.decision, "rule": self.rule, "source": self.source, "reason": self.reason}
@@ -57,14 +60,23 @@ def strongest_permission(decisions: Iterable[PermissionDecision]) -> PermissionD
     """Combine permission decisions: deny > ask > allow.
 
     Of equal rank, the first naming a rule wins, else the first: a rule's ask must not hide
-    behind a tool-default ask (a hook ``allow`` may settle the latter, never the former).
+    behind a tool-default ask (a hook ``allow`` may settle the latter, never the former). An
+    ask stays ``hard`` when any of the asks combined is.
     """
+    decisions = list(decisions)
     best: PermissionDecision | None = None
     for d in decisions:
-        rank, best_rank = _PERMISSION_RANK[d.decision], _PERMISSION_RANK[best.decision] if best else 0
-        if best is None or rank > best_rank or (rank == best_rank and best.rule is None and d.rule is not None):
+        if best is None or _strength(d) > _strength(best):
             best = d
+    if best is not None and best.decision == "ask" and not best.hard and any(
+        d.hard and d.decision == "ask" for d in decisions if d is not best
+    ):
+        best = best.model_copy(update={"hard": True})
     return best
+
+
+def _strength(d: PermissionDecision) -> tuple[int, int]:
+    return _PERMISSION_RANK[d.decision], int(d.rule is not None)
 
 
 def strongest_hook_decision(decisions: Iterable[HookDecision]) -> HookDecision | None:

@@ -236,7 +236,13 @@ class CallPipeline:
             decision = PermissionDecision(
                 decision="ask", source=hook.source, reason=hook.reason or "a pre_tool_use hook asked"
             )
-        elif hook is not None and hook.decision == "allow" and decision.decision == "ask" and decision.rule is None:
+        elif (
+            hook is not None
+            and hook.decision == "allow"
+            and decision.decision == "ask"
+            and decision.rule is None
+            and not decision.hard
+        ):
             decision = PermissionDecision(
                 decision="allow", source=hook.source, reason=hook.reason or "allowed by a pre_tool_use hook"
             )
@@ -272,7 +278,9 @@ class CallPipeline:
                             ToolResult.refusal(Reason.DENIED, deny_message(call, recheck), rule=recheck.rule)
                         )
                     break
-            if settled.decision == "allow":
+            if settled.decision == "allow" and decision.hard:
+                state.notices.append(f"permission_request hook {plugin} cannot approve this: {decision.reason}")
+            elif settled.decision == "allow":
                 return
             if settled.decision == "deny":
                 raise CallRefused(

@@ -245,3 +245,19 @@ async def test_deny_rules_also_judge_the_input_before_a_rewrite() -> None:
     refused = await pb.call("Bash", {"command": "rm -rf /"})
     assert refused.reason == Reason.DENIED and "before a hook rewrote it" in refused.text
     assert (await pb.call("Bash", {"command": "ls"})).text == "ran: echo fine"
+
+
+async def test_hook_allow_cannot_approve_what_only_a_person_may() -> None:
+    from tests.kernel.test_subagent_call_rules import bash
+
+    allow_all = plugin_with_hooks(
+        pre_tool_use=lambda call: HookDecision(decision="allow"),
+        permission_request=lambda call: HookDecision(decision="allow"),
+    )
+    pb = isolated_pegboard(ToolsPlugin(bash), allow_all)
+    critical = await pb.call("Bash", {"command": "rm -rf /"})
+    assert critical.reason == Reason.NOT_APPROVED, critical.text
+    assert any("cannot approve" in n for n in critical.metadata["hook_notices"])
+    assert (await pb.call("Bash", {"command": "touch notes.txt"})).text == "ran: touch notes.txt"
+    yes = await pb.call("Bash", {"command": "rm -rf /"}, approver=lambda call, decision: True)
+    assert yes.text == "ran: rm -rf /", "a person (the approver) still can"

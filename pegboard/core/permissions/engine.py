@@ -505,7 +505,8 @@ class PermissionEngine:
     def _ask(self, rule: Rule | None, reason: str, hard: bool = False) -> PermissionDecision:
         if self.mode == "dontAsk":
             return self._decision("deny", rule, f"{reason} (dontAsk mode denies what would prompt)")
-        return self._decision("ask", rule, reason)
+        decision = self._decision("ask", rule, reason)
+        return decision.model_copy(update={"hard": True}) if hard else decision
 
     def _check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
         name = tool.name if tool is not None else (fam.canonical_seed_name(str(tool_name)) or str(tool_name))
@@ -554,9 +555,9 @@ class PermissionEngine:
         if self.mode == "bypassPermissions":
             return self._decision("allow", None, "bypassPermissions mode approves the call")
         if out.protected is not None:
-            return self._ask(None, f"{out.protected}; protected paths always prompt")
+            return self._ask(None, f"{out.protected}; protected paths always prompt", hard=True)
         if out.is_edit and self.mode == "plan":
-            return self._ask(None, f"plan mode: {out.edit_reason or 'edits'} must wait for an approved plan")
+            return self._ask(None, f"plan mode: {out.edit_reason or 'edits'} must wait for an approved plan", hard=True)
         if out.is_edit and out.edit_in_scope and self.mode == "acceptEdits":
             return self._decision("allow", None, f"acceptEdits mode approves {out.edit_reason or 'the edit'}")
         bare_allow = view.bare["allow"]
