@@ -175,7 +175,9 @@ def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
 
     - ``decision="deny"`` blocks the call (reason ``hook_blocked``), in every mode;
     - ``decision="ask"`` makes the call ask for approval;
-    - ``decision="allow"`` approves it unless a deny or ask rule matches;
+    - ``decision="allow"`` approves it unless a deny or ask rule matches or the ask is
+      hard (``PermissionDecision.hard``: protected paths, critical ``rm``, commands that
+      cannot be analysed, plan-mode edits), which only a person may approve;
     - ``decision="defer"`` hands the call back to the host unrun;
     - ``updated_input`` replaces the input; it is validated against the tool's model again
       and later hooks see it; permission rules are checked against it;
@@ -216,6 +218,8 @@ def permission_request(call: ToolCall, decision: PermissionDecision, context: To
     Called when the combined decision is ``ask``. Return ``None`` for no opinion, or a
     :class:`pegboard.HookDecision` with ``decision="allow"`` (approve without asking) or
     ``"deny"`` (refuse, reason ``denied``); ``updated_input`` applies as in ``pre_tool_use``.
+    An allow does not settle a hard ask (``decision.hard``); that goes on to
+    ``request_approval``, and the result's ``hook_notices`` say so.
 
     Example::
 
