@@ -449,12 +449,13 @@ def ask_message(call: ToolCall, decision: PermissionDecision) -> str:
     rule = (
         f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
     )
-    how = (
-        f'add an allow rule such as "{call.tool.family}" to permissions.allow, pass --yes, or run in a TTY'
-        if decision.rule is None
-        else "remove or narrow that ask rule, or approve the call interactively"
-    )
+    if decision.hard:
+        how = "a person must approve it (--yes, a terminal, or the host's approver); no rule or hook can"
+    elif decision.rule is None:
+        how = f'add an allow rule such as "{call.tool.family}" to permissions.allow, pass --yes, or run in a TTY'
+    else:
+        how = "remove or narrow that ask rule, or approve the call interactively"
     return f"{call.name} needs approval{rule} ({decision.reason}); to allow it, {how}"
 
 
-__all__ = ["Approver", "CallPipeline", "strongest_permission"]
+__all__ = ["Approver", "CallPipeline", "CallRefused", "validate_input"]
