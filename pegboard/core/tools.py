@@ -143,6 +143,19 @@ class Tool:
             return f"availability check failed: {type(exc).__name__}: {exc}"
 
 
+def unwrap_docstring(doc: str) -> str:
+    """Join a docstring's hard-wrapped lines into paragraphs; blank lines, list items and
+    indented lines keep their line breaks. Models read the description, not the source."""
+    out: list[str] = []
+    for line in doc.splitlines():
+        joinable = out and out[-1].strip() and line.strip() and not line[:1].isspace()
+        if joinable and not line.lstrip().startswith(("-", "*", "•")) and not line.lstrip()[:1].isdigit():
+            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+        else:
+            out.append(line.rstrip())
+    return "\n".join(out).strip()
+
+
 def tool(
     name: str | None = None,
     *,
@@ -180,7 +193,7 @@ def tool(
                         f"@tool cannot resolve the input model annotation of {fn.__name__} ({exc}); "
                         "define the model at module level or pass input_model="
                     ) from None
-        doc = description if description is not None else inspect.getdoc(fn) or ""
+        doc = description if description is not None else unwrap_docstring(inspect.getdoc(fn) or "")
         return Tool(
             name=name or fn.__name__,
             description=doc,

@@ -82,3 +82,12 @@ def test_check_tool_reports_each_problem() -> None:
 def test_profile_none_means_unrestricted() -> None:
     assert Profile("full").allow is None
     assert Profile("mini", allow=["Read"]).allow == ("Read",)
+
+
+def test_docstrings_become_unwrapped_descriptions() -> None:
+    from pegboard.core.tools import unwrap_docstring
+
+    doc = "Read a file, returning\nits lines.\n\nNotes:\n- one\n- two\n  indented\n1. first\nend"
+    assert (
+        unwrap_docstring(doc) == "Read a file, returning its lines.\n\nNotes:\n- one\n- two\n  indented\n1. first end"
+    )
