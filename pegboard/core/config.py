@@ -109,6 +109,8 @@ class PermissionsConfig(_Section):
     deny: list[str] = Field(default_factory=list)
     default_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] | None = None
     additional_directories: list[str] = Field(default_factory=list)
+    disable_bypass_permissions_mode: Literal["disable"] | None = None
+    allow_managed_permission_rules_only: bool | None = None
 
 
 class PluginsConfig(_Section):

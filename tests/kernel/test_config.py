@@ -148,3 +148,16 @@ def test_hook_settings_are_known_keys() -> None:
     assert loaded.config.allowed_http_hook_urls == ["http://127.0.0.1:*"]
     with pytest.raises(ConfigError, match="disableAllHooks"):
         load_layers([ConfigLayer("project", {"disableAllHooks": "maybe"})])
+
+
+def test_permission_switches_are_known_keys() -> None:
+    loaded = load_layers(
+        [
+            ConfigLayer(
+                "managed",
+                {"permissions": {"disableBypassPermissionsMode": "disable", "allowManagedPermissionRulesOnly": True}},
+            ),
+        ]
+    )
+    assert loaded.warnings == []
+    assert loaded.config.permissions.disable_bypass_permissions_mode == "disable"
