@@ -116,6 +116,10 @@ def emit_result(result: Any, as_json: bool) -> None:
                 click.echo(block.text)
             else:
                 click.echo(f"[image {block.mime_type}, {len(block.data)} base64 characters]")
+        for notice in result.metadata.get("hook_notices", []):
+            click.echo(f"note: {notice}", err=True)
+        for error in result.metadata.get("hook_errors", []):
+            click.echo(f"note: hook {error['hook']} of {error['plugin']} failed: {error['error']}", err=True)
         if result.is_error:
             click.echo(f"({result.reason})", err=True)
     sys.exit(1 if result.is_error else 0)
