@@ -168,6 +168,9 @@ class ConfigLayer:
     data: Mapping[str, Any]
     path: Path | None = None
     root: Path | None = None
+    #: False for project config of a project the user has not trusted: its commands
+    #: (hook handlers, MCP servers) do not run; see ``pegboard.core.trust``
+    trusted: bool = True
 
     @property
     def label(self) -> str:
@@ -377,14 +380,17 @@ def discover_layers(
     """Every layer that applies in ``cwd``: default, user, project, local, ``--config``, managed."""
     layers = [default_layer()]
     if include_scopes:
+        from pegboard.core.trust import is_trusted
+
         root = find_project_root(cwd)
         user_dir = user_config_dir(env)
         for path in _files(user_dir, "settings"):
             layers.append(ConfigLayer("user", read_config_file(path), path, user_dir))
-        for path in _files(root / ".pegboard", "settings"):
-            layers.append(ConfigLayer("project", read_config_file(path), path, root))
-        for path in _files(root / ".pegboard", "settings.local"):
-            layers.append(ConfigLayer("project-local", read_config_file(path), path, root))
+        project_files = [("project", p) for p in _files(root / ".pegboard", "settings")]
+        project_files += [("project-local", p) for p in _files(root / ".pegboard", "settings.local")]
+        trusted = is_trusted(root, env) if project_files else True
+        for scope, path in project_files:
+            layers.append(ConfigLayer(scope, read_config_file(path), path, root, trusted=trusted))  # type: ignore[arg-type]
     for path in config_files:
         path = Path(path).expanduser()
         layers.append(ConfigLayer("cli", read_config_file(path), path.resolve(), path.resolve().parent))

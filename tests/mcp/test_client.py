@@ -208,6 +208,14 @@ async def test_unreachable_server_is_reported(workdir, monkeypatch, pegboards):
 def test_mcp_json_and_cli(workdir):
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"sdk": sdk_entry()}}), encoding="utf-8")
     env = {**serve_env(), "PEGBOARD_MCP_STARTUP_WAIT": "20"}
+    env.pop("PEGBOARD_TRUST_PROJECT", None)
+    untrusted = subprocess.run(
+        [PEGBOARD, "mcp", "list", "--json"], cwd=workdir, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert json.loads(untrusted.stdout)["servers"] == [], "an untrusted project's .mcp.json starts nothing"
+    assert "not started" in untrusted.stderr and "pegboard trust" in untrusted.stderr
+    trusted = subprocess.run([PEGBOARD, "trust"], cwd=workdir, env=env, capture_output=True, text=True, timeout=60)
+    assert trusted.returncode == 0, trusted.stderr
     listed = subprocess.run(
         [PEGBOARD, "mcp", "list", "--json"], cwd=workdir, env=env, capture_output=True, text=True, timeout=60
     )

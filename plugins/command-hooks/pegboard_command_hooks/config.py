@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard import ConfigLayer
+from pegboard.core.trust import untrusted_message
 
 # Events Pegboard fires, the kernel hook that carries each, and what the matcher is tested on.
 EVENTS: dict[str, str] = {
@@ -215,15 +216,23 @@ def collect_handlers(layers: Sequence[ConfigLayer], event: str | None = None) ->
                 for spec in group.get("hooks") or []:
                     if not isinstance(spec, Mapping):
                         continue
-                    handler = Handler(str(name), matcher, dict(spec), problem=_check(spec))
+                    untrusted = None if getattr(layer, "trusted", True) else untrusted_message(layer.root)
+                    handler = Handler(str(name), matcher, dict(spec), problem=_check(spec) or untrusted)
                     key = (handler.event, handler.matcher, handler.key)
                     if key in found:
                         if source not in found[key].sources:
                             found[key].sources.append(source)
+                        if untrusted is None and found[key].problem == _untrusted(found[key]):
+                            found[key].problem = _check(spec)  # a trusted scope names it too
                         continue
                     handler.sources.append(source)
                     found[key] = handler
     return list(found.values())
+
+
+def _untrusted(handler: Handler) -> str | None:
+    problem = handler.problem or ""
+    return problem if "is not trusted" in problem else None
 
 
 def http_allowlist(layers: Sequence[ConfigLayer]) -> list[str]:

@@ -10,6 +10,7 @@ background when a ``Pegboard`` is built; construction waits a bounded time
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 from pegboard import Pegboard, hookimpl
@@ -31,6 +32,9 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     )
 
     servers = configured_servers(pegboard.config.mcp_servers, pegboard.cwd, pegboard.env, pegboard.warnings)
+    for name in sorted(_untrusted_servers(pegboard) & set(servers)):
+        del servers[name]
+        pegboard.warnings.append(f"MCP server {name!r} not started: {_untrusted_reason(pegboard)}")
     if not servers:
         return
     from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
@@ -63,3 +67,28 @@ def register_commands(cli: Any) -> None:
     from pegboard_mcp_client.cli import mcp
 
     cli.add_command(mcp)
+
+
+def _project_root(pegboard: Pegboard) -> Path:
+    from pegboard.core.config import find_project_root
+
+    return find_project_root(pegboard.cwd.resolve())
+
+
+def _untrusted_servers(pegboard: Pegboard) -> set[str]:
+    """Servers named by config the user has not trusted: an untrusted project's settings, and
+    its ``.mcp.json``. Their commands would run on this machine, so they are not started."""
+    from pegboard.core.trust import is_trusted
+    from pegboard_mcp_client.settings import read_mcp_json
+
+    names = {n for ly in pegboard.layers if not ly.trusted for n in (ly.data.get("mcpServers") or {})}
+    root = _project_root(pegboard)
+    if (root / ".mcp.json").exists() and not is_trusted(root, pegboard.env):
+        names |= set(read_mcp_json(root, []))
+    return names
+
+
+def _untrusted_reason(pegboard: Pegboard) -> str:
+    from pegboard.core.trust import untrusted_message
+
+    return untrusted_message(_project_root(pegboard))
