@@ -28,18 +28,41 @@ def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
 
 @click.command("check")
 @click.argument("tool")
-@click.option("--input", "input_text", default=None, metavar="JSON",
-              help="Tool input as JSON, @FILE to read it from a file, or - for standard input.")
-@click.option("--config", "config_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.")
-@click.option("--cwd", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Working directory of the call (default: the current directory; need not exist).")
-@click.option("--mode", default=None, type=click.Choice(MODES),
-              help="Permission mode (default: permissions.defaultMode, else 'default').")
-@click.option("--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path),
-              help="Extra working directory; repeatable.")
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Home directory for '~' in rules and paths (default: $HOME).")
+@click.option(
+    "--input",
+    "input_text",
+    default=None,
+    metavar="JSON",
+    help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
+)
+@click.option(
+    "--config",
+    "config_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Working directory of the call (default: the current directory; need not exist).",
+)
+@click.option(
+    "--mode",
+    default=None,
+    type=click.Choice(MODES),
+    help="Permission mode (default: permissions.defaultMode, else 'default').",
+)
+@click.option(
+    "--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path), help="Extra working directory; repeatable."
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Home directory for '~' in rules and paths (default: $HOME).",
+)
 @json_option
 def check(
     tool: str,
@@ -64,7 +87,7 @@ def check(
     """
     tool_input = parse_json_input(input_text)
     if not isinstance(tool_input, dict):
-        fail("--input must be a JSON object, for example '{\"command\": \"ls\"}'", EXIT_USAGE)
+        fail('--input must be a JSON object, for example \'{"command": "ls"}\'', EXIT_USAGE)
     pb = _load(config_files, cwd)
     engine = pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)
     for diag in engine.diagnostics:

@@ -35,13 +35,14 @@ def config_options(fn: F) -> F:
 
 
 def selection_options(fn: F) -> F:
-    """``--provider``, ``--model``, ``--agent``, ``--profile``: whose tool set."""
+    """``--provider``, ``--model``, ``--agent``, ``--profile``, ``--subagent``: whose tool set."""
     for name, text in reversed(
         [
             ("--provider", "Provider the tools are for (openai, anthropic, google, ...)."),
             ("--model", "Model id; with --provider selects byProvider 'provider/model' keys."),
             ("--agent", "Agent id from agents.list."),
             ("--profile", "Tool profile to use instead of tools.profile."),
+            ("--subagent", "Subagent name from the subagents config."),
         ]
     ):
         fn = click.option(name, default=None, help=text)(fn)

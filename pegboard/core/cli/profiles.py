@@ -41,8 +41,12 @@ def command(config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> 
     print_table(
         ["PROFILE", "ALLOWS", "PLUGIN", "DESCRIPTION"],
         [
-            [r["name"], "(no restriction)" if r["allow"] is None else ", ".join(r["allow"]) or "(nothing)",
-             r["plugin"] or "-", r["description"]]
+            [
+                r["name"],
+                "(no restriction)" if r["allow"] is None else ", ".join(r["allow"]) or "(nothing)",
+                r["plugin"] or "-",
+                r["description"],
+            ]
             for r in rows
         ],
     )

@@ -12,7 +12,6 @@ from pegboard.core.cli.common import config_options, emit_json, json_option, loa
 @click.command("prompt")
 @config_options
 @selection_options
-@click.option("--subagent", default=None, help="Subagent name from the subagents config.")
 @json_option
 def command(
     config_files: tuple[Path, ...],
@@ -29,13 +28,13 @@ def command(
     The same tools `pegboard schema` defines, in the human-readable form that goes into
     the agent's system prompt. --json gives {"prompt", "tools": [{"name", "usage"}], "warnings"}.
     """
-    from pegboard.core.prompt import prompt_entries, render_prompt_text
+    from pegboard.core.prompt import prompt_entries
 
     pb = load_pegboard(config_files, cwd)
     selection = {"agent": agent, "provider": provider, "model": model, "profile": profile, "subagent": subagent}
     warnings = pb.tools(**selection).warnings
     entries = prompt_entries(pb, **selection)
-    text = render_prompt_text(entries)
+    text = pb.prompt(**selection)
     if as_json:
         emit_json(
             {"prompt": text, "tools": [{"name": e.name, "usage": e.usage} for e in entries], "warnings": warnings}

@@ -29,10 +29,11 @@ def command(
     model: str | None,
     agent: str | None,
     profile: str | None,
+    subagent: str | None,
 ) -> None:
     """Print the enabled tools' definitions as JSON in a provider's format."""
     pb = load_pegboard(config_files, cwd)
     try:
-        emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile))
+        emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent))
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)

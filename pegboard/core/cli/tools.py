@@ -19,7 +19,6 @@ from pegboard.core.cli.common import (
 @click.command("tools")
 @config_options
 @selection_options
-@click.option("--subagent", default=None, help="Subagent name from the subagents config.")
 @click.option("--explain", is_flag=True, help="Show the policy step that kept or removed each tool.")
 @json_option
 def command(
