@@ -390,11 +390,15 @@ class Pegboard:
 
     # -- session events -----------------------------------------------------------------------
     async def fire(self, event: str, **kwargs: Any) -> list[HookDecision]:
-        """Fire a session event (``session_start``, ``session_end``); returns the hooks' answers."""
+        """Fire a session event (``session_start``, ``session_end``); returns the hooks' answers.
+
+        A hook that raised is reported as an answer with a notice naming it, never raised.
+        """
         if event not in SESSION_EVENTS:
             raise ValueError(f"unknown event {event!r}; Pegboard fires {', '.join(SESSION_EVENTS)}")
         kwargs.setdefault("context", self.context(session_id=kwargs.get("session_id")))
         errors: list[HookError] = []
         answers = [a for _p, a in await self.hooks.all(event, errors, **kwargs) if isinstance(a, HookDecision)]
-        self.last_fire_errors = errors
-        return answers
+        return answers + [
+            HookDecision(notices=(f"{e.hook} hook of {e.plugin} failed: {e.error}",), source=e.plugin) for e in errors
+        ]

@@ -261,3 +261,11 @@ async def test_hook_allow_cannot_approve_what_only_a_person_may() -> None:
     assert (await pb.call("Bash", {"command": "touch notes.txt"})).text == "ran: touch notes.txt"
     yes = await pb.call("Bash", {"command": "rm -rf /"}, approver=lambda call, decision: True)
     assert yes.text == "ran: rm -rf /", "a person (the approver) still can"
+
+
+async def test_a_session_hook_that_raises_is_reported_as_a_notice() -> None:
+    def session_end(session_id: str) -> None:
+        raise RuntimeError("cleanup failed")
+
+    answers = await board(plugin_with_hooks(session_end=session_end)).fire("session_end", session_id="s", reason="exit")
+    assert [a.notices for a in answers] == [("session_end hook of HookPlugin failed: RuntimeError: cleanup failed",)]
