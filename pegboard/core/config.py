@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -101,13 +101,17 @@ class AgentsConfig(_Section):
     entries: list[AgentConfig] = Field(default_factory=list, alias="list")
 
 
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+
+
 class PermissionsConfig(_Section):
     """``permissions``: allow / ask / deny rules, the default mode and extra working dirs."""
 
     allow: list[str] = Field(default_factory=list)
     ask: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
-    default_mode: Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] | None = None
+    default_mode: PermissionMode | None = None
     additional_directories: list[str] = Field(default_factory=list)
     disable_bypass_permissions_mode: Literal["disable"] | None = None
     allow_managed_permission_rules_only: bool | None = None

@@ -13,6 +13,7 @@ from pegboard.core.cli.common import (
     emit_result,
     json_option,
     load_pegboard,
+    mode_option,
     parse_json_input,
     selection_options,
 )
@@ -43,12 +44,7 @@ def make_approver(yes: bool) -> Any:
 )
 @config_options
 @selection_options
-@click.option(
-    "--mode",
-    default=None,
-    type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]),
-    help="Permission mode for this call (default: permissions.defaultMode).",
-)
+@mode_option
 @click.option(
     "--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path), help="Extra working directory; repeatable."
 )

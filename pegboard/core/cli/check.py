@@ -7,9 +7,15 @@ from typing import Any
 
 import click
 
-from pegboard.core.cli.common import EXIT_USAGE, emit_json, fail, json_option, parse_json_input
-
-MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+from pegboard.core.cli.common import (
+    EXIT_USAGE,
+    config_file_option,
+    emit_json,
+    fail,
+    json_option,
+    mode_option,
+    parse_json_input,
+)
 
 
 def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
@@ -35,25 +41,14 @@ def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
     metavar="JSON",
     help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
 )
-@click.option(
-    "--config",
-    "config_files",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
-)
+@config_file_option
 @click.option(
     "--cwd",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="Working directory of the call (default: the current directory; need not exist).",
 )
-@click.option(
-    "--mode",
-    default=None,
-    type=click.Choice(MODES),
-    help="Permission mode (default: permissions.defaultMode, else 'default').",
-)
+@mode_option
 @click.option(
     "--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path), help="Extra working directory; repeatable."
 )

@@ -16,6 +16,17 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
+def config_file_option(fn: F) -> F:
+    """``--config FILE``, repeatable."""
+    return click.option(
+        "--config",
+        "config_files",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
+    )(fn)
+
+
 def config_options(fn: F) -> F:
     """``--config FILE`` (repeatable) and ``--cwd DIR``."""
     fn = click.option(
@@ -24,14 +35,19 @@ def config_options(fn: F) -> F:
         default=None,
         help="Working directory of the call (default: the current directory).",
     )(fn)
-    fn = click.option(
-        "--config",
-        "config_files",
-        multiple=True,
-        type=click.Path(dir_okay=False, path_type=Path),
-        help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
+    return config_file_option(fn)
+
+
+def mode_option(fn: F) -> F:
+    """``--mode``: the permission mode (default: ``permissions.defaultMode``, else ``default``)."""
+    from pegboard.core.config import PERMISSION_MODES
+
+    return click.option(
+        "--mode",
+        default=None,
+        type=click.Choice(PERMISSION_MODES),
+        help="Permission mode (default: permissions.defaultMode, else 'default').",
     )(fn)
-    return fn
 
 
 def selection_options(fn: F) -> F:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard.core.config import SCOPE_ORDER, ConfigLayer, merge_layers
+from pegboard.core.config import PERMISSION_MODES, SCOPE_ORDER, ConfigLayer, merge_layers
 from pegboard.core.decisions import PermissionDecision
 from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
@@ -47,7 +47,7 @@ from pegboard.core.permissions.rules import (
 )
 from pegboard.core.tools import Tool, name_key
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
+MODES = PERMISSION_MODES
 _LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
 _PATH_KINDS = ("read", "edit")
 #: Tools whose whole job is to ask the user: denied in dontAsk like any other prompt.

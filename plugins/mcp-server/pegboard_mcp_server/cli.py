@@ -11,8 +11,9 @@ from typing import Any
 
 import click
 
+from pegboard.core.cli.common import config_options, mode_option
+
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
-MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
 
 
 def _import_plugins(names: list[str]) -> list[object]:
@@ -40,29 +41,12 @@ def _parse_http(value: str) -> tuple[str, int]:
 
 
 @click.command("serve")
-@click.option(
-    "--config",
-    "config_files",
-    multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Extra config file (TOML, JSON or JSON5); repeatable, later files win.",
-)
-@click.option(
-    "--cwd",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Working directory of the calls (default: the current directory).",
-)
+@config_options
 @click.option("--agent", default=None, help="Agent id from agents.list whose tool set is served.")
 @click.option("--profile", default=None, help="Tool profile to use instead of tools.profile.")
 @click.option("--provider", default=None, help="Provider the tool set is resolved for.")
 @click.option("--model", default=None, help="Model id; with --provider selects byProvider keys.")
-@click.option(
-    "--mode",
-    default=None,
-    type=click.Choice(MODES),
-    help="Permission mode of every call (default: permissions.defaultMode).",
-)
+@mode_option
 @click.option(
     "--http",
     "http",
