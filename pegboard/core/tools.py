@@ -38,7 +38,7 @@ def validate_tool_name(name: str, what: str = "tool name") -> None:
 
 @dataclass
 class ToolContext:
-    """What a running tool may know about the call: where, for whom, and its own settings.
+    """What a running tool may know about the call: where, for whom, under which config.
 
     ``pegboard`` is the ``Pegboard`` running the call, for tools that look at the tool layer
     itself (searching deferred tools, paging a cut result). ``call_rules`` are the
@@ -55,7 +55,6 @@ class ToolContext:
     model: str | None = None
     mode: str = "default"
     additional_dirs: tuple[Path, ...] = ()
-    settings: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     config: LoadedConfig | None = None
     results: ResultStore | None = None
