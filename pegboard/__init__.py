@@ -16,10 +16,28 @@ if TYPE_CHECKING:
     from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.markers import hookimpl, hookspec
+    from pegboard.core.pathnames import resolve_path
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
-    from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
+    from pegboard.core.session import (
+        PermissionUpdate,
+        Selection,
+        Session,
+        SessionError,
+        SessionEvent,
+        SessionResults,
+    )
+    from pegboard.core.state import MapKey, SessionKey, SessionState, SlotMap, Stash, StashKey
+    from pegboard.core.store import (
+        MemorySessionStore,
+        SessionRecord,
+        SessionStore,
+        SessionStoreError,
+        SQLiteSessionStore,
+        StoredResult,
+    )
+    from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
 
 __version__ = "0.1.0"
 
@@ -39,6 +57,27 @@ _EXPORTS = {
     "ProfileRegister": "pegboard.core.registration",
     "ProviderPolicyRegister": "pegboard.core.registration",
     "ToolRegister": "pegboard.core.registration",
+    "resolve_path": "pegboard.core.pathnames",
+    "PermissionUpdate": "pegboard.core.session",
+    "Selection": "pegboard.core.session",
+    "Session": "pegboard.core.session",
+    "SessionError": "pegboard.core.session",
+    "SessionEvent": "pegboard.core.session",
+    "SessionResults": "pegboard.core.session",
+    "MapKey": "pegboard.core.state",
+    "SessionKey": "pegboard.core.state",
+    "SessionState": "pegboard.core.state",
+    "SlotMap": "pegboard.core.state",
+    "Stash": "pegboard.core.state",
+    "StashKey": "pegboard.core.state",
+    "MemorySessionStore": "pegboard.core.store",
+    "SessionRecord": "pegboard.core.store",
+    "SessionStore": "pegboard.core.store",
+    "SessionStoreError": "pegboard.core.store",
+    "SQLiteSessionStore": "pegboard.core.store",
+    "StoredResult": "pegboard.core.store",
+    "Subjects": "pegboard.core.tools",
+    "ToolPermissions": "pegboard.core.tools",
     "ImageBlock": "pegboard.core.results",
     "Reason": "pegboard.core.results",
     "TextBlock": "pegboard.core.results",
@@ -56,25 +95,46 @@ __all__ = [
     "GroupRegister",
     "HookDecision",
     "ImageBlock",
+    "MapKey",
+    "MemorySessionStore",
     "Pegboard",
     "PegboardConfig",
     "PermissionDecision",
+    "PermissionUpdate",
     "Profile",
     "ProfileRegister",
     "ProviderPolicy",
     "ProviderPolicyRegister",
     "Reason",
+    "SQLiteSessionStore",
+    "Selection",
+    "Session",
+    "SessionError",
+    "SessionEvent",
+    "SessionKey",
+    "SessionRecord",
+    "SessionResults",
+    "SessionState",
+    "SessionStore",
+    "SessionStoreError",
+    "SlotMap",
+    "Stash",
+    "StashKey",
+    "StoredResult",
+    "Subjects",
     "TextBlock",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolPermissions",
     "ToolRegister",
     "ToolResult",
     "__version__",
     "hookimpl",
     "hookspec",
     "load_config",
+    "resolve_path",
     "tool",
 ]
 

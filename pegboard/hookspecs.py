@@ -29,10 +29,14 @@ if TYPE_CHECKING:
         ToolRegister,
     )
     from pegboard.core.results import ToolResult
+    from pegboard.core.session import Session, SessionEvent
+    from pegboard.core.store import SessionStore
     from pegboard.core.tools import ToolContext
 
 __all__ = [
     "check_permission",
+    "on_event",
+    "pegboard_close",
     "pegboard_ready",
     "permission_request",
     "post_tool_use",
@@ -46,6 +50,7 @@ __all__ = [
     "request_approval",
     "session_end",
     "session_start",
+    "session_store",
 ]
 
 
@@ -160,6 +165,58 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         def pegboard_ready(pegboard):
             watcher = Watcher(pegboard.config, pegboard.cwd)
             pegboard.add_tool_source(watcher.sync)
+    """
+
+
+@hookspec
+def pegboard_close(pegboard: Pegboard) -> None:
+    """A ``Pegboard`` is closing (``await pb.aclose()`` or ``async with Pegboard()``).
+
+    Every open session was closed first. Stop what ``pegboard_ready`` started (connections,
+    subprocesses) and drop what you kept in ``pegboard.stash``. May be async. The return
+    value is ignored; an implementation that raises is reported in ``pegboard.warnings``.
+
+    Example::
+
+        @hookimpl
+        async def pegboard_close(pegboard):
+            manager = pegboard.stash.pop(MANAGER, None)
+            if manager is not None:
+                await manager.stop()
+    """
+
+
+@hookspec(firstresult=True)
+def session_store(pegboard: Pegboard) -> SessionStore | None:
+    """Supply the store sessions live in (first answer wins); default: SQLite in the data dir.
+
+    Asked once, when a ``Pegboard`` first needs its store (never for listing tools). Return
+    an object that implements :class:`pegboard.SessionStore`; run
+    ``pegboard.testing.SessionStoreContract`` against it in your tests. Several
+    ``pegboard serve`` replicas share sessions through a store backed by a database server.
+
+    Example::
+
+        @hookimpl
+        def session_store(pegboard):
+            return PostgresSessionStore(pegboard.config.model_extra["postgres"]["dsn"])
+    """
+
+
+@hookspec
+def on_event(event: SessionEvent, session: Session) -> None:
+    """See every session event: ``call_started``, ``call_finished``, ``progress``, ``log``
+    and the kinds tools emit with ``ctx.emit`` (``task_output``, ``tasks_changed`` ...).
+
+    Called synchronously in the emitting thread: keep it quick (hand the event to a queue
+    for slow work). For logging, tracing and UIs. The return value is ignored; an
+    implementation that raises is ignored too, it never reaches the tool.
+
+    Example::
+
+        @hookimpl
+        def on_event(event, session):
+            log.info("%s %s %s", session.id, event.kind, event.data)
     """
 
 

@@ -38,5 +38,6 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     base = tmp_path_factory.mktemp("pegboard-home")
     monkeypatch.setenv("PEGBOARD_CONFIG_DIR", str(base / "user"))
     monkeypatch.setenv("PEGBOARD_MANAGED_CONFIG_DIR", str(base / "managed"))
+    monkeypatch.setenv("PEGBOARD_DATA_DIR", str(base / "data"))
     monkeypatch.delenv("PEGBOARD_DISABLE_PLUGINS", raising=False)
     monkeypatch.delenv("PEGBOARD_LOAD_PLUGINS", raising=False)

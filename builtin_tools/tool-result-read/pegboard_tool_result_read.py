@@ -10,7 +10,7 @@ PAGE = 20_000
 
 
 class ResultReadInput(BaseModel):
-    ref: str = Field(description="The reference named in the cut result's note, e.g. 'result-1a2b3c4d5e6f'.")
+    ref: str = Field(description="The reference named in the cut result's note, e.g. 'tr_1a2b3c4d5e6f'.")
     offset: int = Field(default=0, ge=0, description="Character offset to start at.")
     limit: int = Field(default=PAGE, ge=1, le=100_000, description="Number of characters to return.")
 
@@ -26,8 +26,7 @@ class ResultReadInput(BaseModel):
 )
 async def tool_result_read(input: ResultReadInput, ctx: ToolContext) -> ToolResult:
     """Read part of a tool result that was cut to its size limit, by the reference its note gives."""
-    store = ctx.results
-    entry = store.get(input.ref) if store is not None else None
+    entry = ctx.session.results.get(input.ref) if ctx.session is not None else None
     if entry is None:
         return ToolResult.refusal(
             "tool_error", f"No stored result {input.ref!r}; it may have expired. Run the original tool again."

@@ -27,12 +27,18 @@ from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_
 from pegboard.core.hookrunner import HookError
 from pegboard.core.projection import project
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
+from pegboard.core.session import PermissionUpdate
 from pegboard.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
 
-Approver = Callable[[ToolCall, PermissionDecision], "Awaitable[bool | None] | bool | None"]
+#: The host's answer to an "ask": ``True`` / ``False``, ``None`` (cannot ask), or a
+#: ``PermissionUpdate`` ("allow, and remember this rule for the session").
+Approver = Callable[
+    [ToolCall, PermissionDecision],
+    "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
+]
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -114,6 +120,31 @@ def dump_input(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True)
 
 
+def absolutize_paths(tool: Tool, model: BaseModel, ctx: ToolContext) -> BaseModel:
+    """Make the tool's declared path fields absolute against the session's cwd, so hooks and
+    rules see the file the call means (``~``, ``~user``, relative names, ``..``)."""
+    if not tool.path_fields:
+        return model
+    from pegboard.core.pathnames import resolve_path
+
+    changes: dict[str, Any] = {}
+    for name in tool.path_fields:
+        value = getattr(model, name, None)
+        if isinstance(value, str) and value:
+            try:
+                resolved = str(resolve_path(value, ctx.cwd, home=ctx.env.get("HOME")))
+            except ValueError:
+                continue
+            if resolved != value:
+                changes[name] = resolved
+    if not changes:
+        return model
+    try:
+        return tool.input_model.model_validate({**dump_input(model), **changes})
+    except ValidationError:
+        return model
+
+
 class CallPipeline:
     """Runs calls for one ``Pegboard``; see the module docstring for the steps."""
 
@@ -131,9 +162,15 @@ class CallPipeline:
         disabled: Mapping[str, str] | None = None,
     ) -> ToolResult:
         state = CallState()
+        session = context.session
+        if session is not None:
+            session.current_run = context.tool_use_id or f"run-{id(state):x}"
+            session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
             tool = self.resolve(name, enabled, disabled or {})
+            context.tool = tool.name
             model = validate_input(tool, raw_input)
+            model = absolutize_paths(tool, model, context)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
             state.original_input = dict(call.input)
             model = await self.pre_tool_use(call, model, context, state)
@@ -146,7 +183,15 @@ class CallPipeline:
             result = refused.result
         except Exception as exc:  # a kernel bug must still not crash the host
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
-        return self.finish(result, state)
+        result = self.finish(result, state)
+        if session is not None:
+            session.emit(
+                "call_finished",
+                {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
+                tool_use_id=context.tool_use_id,
+                tool=context.tool or name,
+            )
+        return result
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
@@ -299,6 +344,10 @@ class CallPipeline:
             except Exception as exc:
                 state.hook_errors.append(HookError("approver", "host", f"{type(exc).__name__}: {exc}"))
                 answer = None
+        if isinstance(answer, PermissionUpdate):
+            if ctx.session is not None and answer.approve:
+                ctx.session.remember(answer)
+            answer = answer.approve
         if answer is True:
             return
         if answer is False:
@@ -390,11 +439,14 @@ class CallPipeline:
             ),
             None,
         )
+        session = ctx.session
+        if session is None:
+            session = self.pb._memory_session(None)
         return project(
             result,
             tool=tool.name,
             limit=tool.max_result_chars,
-            store=self.pb.results,
+            store=session.results,
             secrets=self.pb.secrets,
             reader=reader,
         )

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import re
-import threading
-import uuid
-from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Protocol
 
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
 
@@ -43,41 +40,14 @@ def redact(text: str, secrets: list[str] = ()) -> str:  # type: ignore[assignmen
     return text
 
 
-@dataclass(frozen=True)
-class StoredResult:
-    ref: str
-    tool: str
-    text: str
+class ResultSink(Protocol):
+    """Where a cut result's whole text goes; ``Session.results`` is one."""
 
-
-class ResultStore:
-    """Whole results that were cut, kept under a reference so they can be paged through."""
-
-    def __init__(self, max_entries: int = 64) -> None:
-        self._entries: OrderedDict[str, StoredResult] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
-
-    def put(self, tool: str, text: str) -> str:
-        ref = f"result-{uuid.uuid4().hex[:12]}"
-        with self._lock:
-            self._entries[ref] = StoredResult(ref, tool, text)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-        return ref
-
-    def get(self, ref: str) -> StoredResult | None:
-        with self._lock:
-            return self._entries.get(ref)
-
-    def read(self, ref: str, offset: int = 0, limit: int = 20_000) -> str | None:
-        """Characters ``offset`` to ``offset + limit`` of a stored result, or ``None``."""
-        entry = self.get(ref)
-        return None if entry is None else entry.text[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+    def put(self, tool: str, text: str) -> str: ...
 
 
 def project(
-    result: ToolResult, *, tool: str, limit: int, store: ResultStore, secrets: list[str], reader: str | None = None
+    result: ToolResult, *, tool: str, limit: int, store: ResultSink, secrets: list[str], reader: str | None = None
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
 
@@ -116,7 +86,7 @@ def project(
                 kept.append(block)
         kept.append(TextBlock(text=note))
         blocks = kept
-        metadata.update(truncated=True, full_result_ref=ref, full_length=len(whole))
+        metadata.update(truncated=True, full_result_ref=ref, details_ref=ref, full_length=len(whole))
         changed = True
     if not changed:
         return result

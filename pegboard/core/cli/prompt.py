@@ -33,7 +33,7 @@ def command(
     pb = load_pegboard(config_files, cwd)
     selection = {"agent": agent, "provider": provider, "model": model, "profile": profile, "subagent": subagent}
     warnings = pb.tools(**selection).warnings
-    entries = prompt_entries(pb, **selection)
+    entries = prompt_entries(pb, None, agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
     text = pb.prompt(**selection)
     if as_json:
         emit_json(
