@@ -7,4 +7,24 @@ small and a fix lands in one place. It is a library, not a plugin: it registers 
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from pegboard_toolkit.ledger import (
+    LEDGER,
+    NOT_READ,
+    PARTIAL_READ,
+    STALE_READ,
+    LedgerEntry,
+    ReadLedger,
+    Staleness,
+    file_digest,
+)
+
+__all__ = [
+    "LEDGER",
+    "NOT_READ",
+    "PARTIAL_READ",
+    "STALE_READ",
+    "LedgerEntry",
+    "ReadLedger",
+    "Staleness",
+    "file_digest",
+]
