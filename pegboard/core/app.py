@@ -491,7 +491,8 @@ class Pegboard:
             if answers:
                 self._store = answers[0]
             else:
-                from pegboard.core.store import STORE_FILE, SQLiteSessionStore, default_data_dir
+                from pegboard.core.sqlitestore import SQLiteSessionStore
+                from pegboard.core.store import STORE_FILE, default_data_dir
 
                 sqlite = SQLiteSessionStore(default_data_dir(self.data_env()) / STORE_FILE)
                 self.warnings.extend(sqlite.notices)
