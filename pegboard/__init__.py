@@ -18,8 +18,15 @@ if TYPE_CHECKING:
     from pegboard.core.markers import hookimpl, hookspec
     from pegboard.core.pathnames import resolve_path
     from pegboard.core.providers import ProviderPolicy
-    from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
+    from pegboard.core.registration import (
+        ConfigSectionRegister,
+        GroupRegister,
+        ProfileRegister,
+        ProviderPolicyRegister,
+        ToolRegister,
+    )
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
+    from pegboard.core.sections import ConfigSection
     from pegboard.core.session import (
         PermissionUpdate,
         Selection,
@@ -78,6 +85,8 @@ _EXPORTS = {
     "StoredResult": "pegboard.core.store",
     "Subjects": "pegboard.core.tools",
     "ToolPermissions": "pegboard.core.tools",
+    "ConfigSection": "pegboard.core.sections",
+    "ConfigSectionRegister": "pegboard.core.registration",
     "ImageBlock": "pegboard.core.results",
     "Reason": "pegboard.core.results",
     "TextBlock": "pegboard.core.results",
@@ -92,6 +101,8 @@ _EXPORTS = {
 __all__ = [
     "ConfigError",
     "ConfigLayer",
+    "ConfigSection",
+    "ConfigSectionRegister",
     "GroupRegister",
     "HookDecision",
     "ImageBlock",

@@ -146,6 +146,12 @@ class ToolContext:
         stash: Stash = self._pegboard.stash
         return stash
 
+    def settings(self, key: str) -> Any:
+        """The validated settings of the config section ``key`` (see ``register_config_sections``)."""
+        if self._pegboard is None:
+            raise RuntimeError("ctx.settings needs a context built by Pegboard")
+        return self._pegboard.settings(key)
+
     def emit(self, kind: str, data: Any = None) -> None:
         """Report an event (``progress`` with ``{"done", "total", "message"}``, ``log``, or your own)."""
         if self.session is not None:
