@@ -332,7 +332,9 @@ class Pegboard:
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
         registered = self.tool(tool)
-        decision = engine.check(registered.name if registered else tool, tool_input, registered)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, registered.name if registered else tool, tool_input, registered)
         if registered is None or not self.hooks.has("check_permission"):
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
@@ -346,7 +348,9 @@ class Pegboard:
             additional_dirs=ctx.additional_dirs,
             session_rules=ctx.session.session_rules() if ctx.session is not None else None,
         )
-        decision = engine.check(call.name, call.input, call.tool)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, call.name, call.input, call.tool)
         if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
             return narrowed
         return await self._combine_permission(decision, call, ctx, errors)
