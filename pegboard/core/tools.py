@@ -47,8 +47,8 @@ class Subjects:
     ``WebFetch(domain:...)`` rules, a name against ``Tool(name)`` rules.
     """
 
-    paths_read: tuple[str, ...] = ()
-    paths_written: tuple[str, ...] = ()
+    paths_read: Sequence[str] = ()
+    paths_written: Sequence[str] = ()
     command: str | None = None
     url: str | None = None
     name: str | None = None
