@@ -506,6 +506,7 @@ class Pegboard:
                 subagent=selection.subagent,
                 provider=selection.provider,
                 model=selection.model,
+                profile=selection.profile,
                 session_id=session.id,
                 tool_use_id=tool_use_id,
                 call_rules=policy.call_rules,

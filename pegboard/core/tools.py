@@ -115,6 +115,7 @@ class ToolContext:
     subagent: str | None = None
     provider: str | None = None
     model: str | None = None
+    profile: str | None = None
     mode: str = "default"
     additional_dirs: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -130,9 +131,9 @@ class ToolContext:
         """Who is calling: agent, provider, model, profile, subagent."""
         from pegboard.core.session import Selection
 
-        if self.session is not None:
-            return self.session.selection
-        return Selection(agent=self.agent, provider=self.provider, model=self.model, subagent=self.subagent)
+        return Selection(
+            agent=self.agent, provider=self.provider, model=self.model, profile=self.profile, subagent=self.subagent
+        )
 
     @property
     def permissions(self) -> ToolPermissions:
@@ -162,8 +163,6 @@ class ToolContext:
 
     def enabled_tools(self) -> list[Tool]:
         """Every tool enabled for this caller (deferred ones included), subagent narrowing applied."""
-        if self.session is not None:
-            return self.session.enabled_tools()
         if self._pegboard is None:
             return []
         tools: list[Tool] = self._pegboard.enabled_tools(**self.selection.as_kwargs())
@@ -171,9 +170,11 @@ class ToolContext:
 
     def visible_tools(self) -> list[Tool]:
         """The tools whose definitions go into the caller's next request."""
-        if self.session is not None:
-            return self.session.visible_tools()
-        return self.enabled_tools()
+        enabled = self.enabled_tools()
+        if self.session is None or self._pegboard is None:
+            return enabled
+        visible: list[Tool] = self._pegboard.deferred.visible(enabled, loaded=self.session.loaded_deferred())
+        return visible
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
