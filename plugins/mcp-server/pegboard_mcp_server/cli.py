@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from pegboard.core.cli.common import config_options, mode_option
+from pegboard_mcp_server.guard import Access, parse_origin, split_authority
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -35,9 +36,30 @@ def _parse_http(value: str) -> tuple[str, int]:
         number = int(port)
     except ValueError:
         raise click.BadParameter(f"expected HOST:PORT, got {value!r}", param_hint="--http") from None
-    if not 0 <= number < 65536:
+    if not 0 < number < 65536:
         raise click.BadParameter(f"port {number} is out of range", param_hint="--http")
     return host.strip("[]") or "127.0.0.1", number
+
+
+def _access(http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...]) -> Access | None:
+    """The HTTP access rules from the options; None for stdio (where they make no sense)."""
+    if http is None:
+        for hint, values in (("--allow-host", allow_hosts), ("--allow-origin", allow_origins)):
+            if values:
+                raise click.UsageError(f"{hint} applies only to --http HOST:PORT")
+        return None
+    host, port = _parse_http(http)
+    for value in allow_hosts:
+        try:
+            split_authority(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc}; expected NAME or NAME:PORT", param_hint="--allow-host") from None
+    for value in allow_origins:
+        try:
+            parse_origin(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc}; expected http(s)://HOST[:PORT]", param_hint="--allow-origin") from None
+    return Access(bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins)
 
 
 @click.command("serve")
@@ -53,6 +75,20 @@ def _parse_http(value: str) -> tuple[str, int]:
     default=None,
     metavar="HOST:PORT",
     help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio.",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="With --http: also accept requests whose Host header is NAME (any port) or NAME:PORT; repeatable.",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="With --http: also accept browser requests from this origin (scheme://host[:port]); repeatable.",
 )
 @click.option(
     "--plugin",
@@ -76,6 +112,8 @@ def serve(
     model: str | None,
     mode: str | None,
     http: str | None,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
     plugin_modules: tuple[str, ...],
     log_level: str,
 ) -> None:
@@ -92,6 +130,7 @@ def serve(
     )
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
+    access = _access(http, allow_hosts, allow_origins)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
     from pegboard import ConfigError, load_config
@@ -118,11 +157,10 @@ def serve(
 
     from pegboard_mcp_server import __version__
 
-    if http is not None:
-        host, port = _parse_http(http)
+    if access is not None:
         from pegboard_mcp_server.http import run_http
 
-        sys.exit(run_http(make_bridge, host=host, port=port, version=__version__))
+        sys.exit(run_http(make_bridge, access, version=__version__))
     from pegboard_mcp_server.stdio import run_stdio
 
     sys.exit(run_stdio(make_bridge, version=__version__))

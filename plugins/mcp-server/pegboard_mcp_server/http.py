@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
+from pegboard_mcp_server.guard import Access, Guard
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -48,12 +49,24 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     )
 
 
-def run_http(make_bridge: Callable[[], Bridge], *, host: str, port: int, version: str = "0.1.0") -> int:
+def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
+    """The ASGI app: the SDK's streamable-HTTP app behind Pegboard's ``Guard``.
+
+    The SDK's own Host/Origin check is off: it only covers some loopback bindings and allows
+    ``localhost`` origins on every port; the guard covers every binding.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(bridge, version)
+    off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return Guard(server.streamable_http_app(host=access.bind, transport_security=off), access)
+
+
+def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
     import uvicorn
 
-    bridge = make_bridge()
-    server = build_server(bridge, version)
-    app = server.streamable_http_app(host=host)
+    host, port = access.bind, access.port
+    app = build_app(make_bridge(), access, version)
     log.warning("pegboard serve: streamable HTTP on http://%s:%d/mcp", host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()

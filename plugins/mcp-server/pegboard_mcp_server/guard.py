@@ -1,0 +1,248 @@
+"""Who may talk to ``pegboard serve --http``: the Host and Origin of every request.
+
+A web page the user visits can make their browser send requests to any address, including
+one on the user's own machine; with DNS rebinding the page's own name even resolves there.
+So every request, whatever address the server is bound to, must name this server in its
+``Host`` header, and a request from a browser (one with an ``Origin`` header) must come
+from a page of this server or of an origin the user listed. This runs before the MCP SDK
+sees a byte.
+
+Refusals are JSON-RPC error bodies that name what was refused and the option that would
+allow it: 421 (Misdirected Request) for the Host, 403 for the Origin.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger("pegboard.mcp.serve")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TRANSPORT_REFUSED = -32000
+DEFAULT_PORTS = {"http": 80, "https": 443}
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+MAX_SHOWN = 200
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine (``localhost`` or a loopback IP)."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def host_form(host: str) -> str:
+    """How ``host`` appears in a Host header: IPv6 addresses in brackets, lower case."""
+    name = host.strip("[]").lower()
+    return f"[{name}]" if ":" in name else name
+
+
+def split_authority(value: str) -> tuple[str, int | None]:
+    """``name[:port]`` (or ``[v6][:port]``) as (lower-case name in Host form, port or None).
+
+    Raises ``ValueError`` for anything that is not a host with an optional numeric port.
+    """
+    text = value.strip().lower()
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0:
+            raise ValueError(f"unclosed '[' in {value!r}")
+        name, rest = text[: end + 1], text[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"unexpected text after ']' in {value!r}")
+        port_text = rest[1:] if rest else None
+    else:
+        name, sep, port_text_raw = text.rpartition(":")
+        if not sep:
+            name, port_text = text, None
+        else:
+            port_text = port_text_raw
+    if not name or any(c in name for c in "/@?#\\ \t") or (not name.startswith("[") and ":" in name):
+        raise ValueError(f"not a host name: {value!r}")
+    if port_text is None:
+        return name, None
+    if not port_text.isascii() or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ValueError(f"not a port: {port_text!r} in {value!r}")
+    return name, int(port_text)
+
+
+def parse_origin(value: str) -> tuple[str, str, int]:
+    """An ``Origin`` (``scheme://host[:port]``) as (scheme, host, port) with the scheme's default port.
+
+    Raises ``ValueError`` for anything else, including ``null`` and origins with a path.
+    """
+    text = value.strip().lower()
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in DEFAULT_PORTS:
+        raise ValueError(f"not an http(s) origin: {value!r}")
+    rest = rest.removesuffix("/")
+    name, port = split_authority(rest)
+    return scheme, name, DEFAULT_PORTS[scheme] if port is None else port
+
+
+def _shown(value: str) -> str:
+    return value if len(value) <= MAX_SHOWN else value[:MAX_SHOWN] + "..."
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An HTTP answer to a request that may not go on."""
+
+    status: int
+    code: int
+    message: str
+    refused: str
+    value: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def body(self) -> bytes:
+        data: dict[str, Any] = {"refused": self.refused}
+        if self.value is not None:
+            data["value"] = self.value
+        error = {"code": self.code, "message": self.message, "data": data}
+        return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Access:
+    """The rules one HTTP server applies to every request."""
+
+    bind: str
+    port: int
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for value in self.allow_hosts:
+            split_authority(value)
+        for value in self.allow_origins:
+            parse_origin(value)
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.bind)
+
+    def host_entries(self) -> frozenset[tuple[str, int | None]]:
+        """Allowed (name, port) pairs; port None: any port, or none."""
+        names = [host_form(self.bind)]
+        if self.loopback:
+            names += LOOPBACK_NAMES
+        entries: set[tuple[str, int | None]] = {(name, self.port) for name in names}
+        entries.update(split_authority(value) for value in self.allow_hosts)
+        return frozenset(entries)
+
+    def host_allowed(self, host: str | None) -> bool:
+        if not host:
+            return False
+        try:
+            name, port = split_authority(host)
+        except ValueError:
+            return False
+        entries = self.host_entries()
+        return (name, DEFAULT_PORTS["http"] if port is None else port) in entries or (name, None) in entries
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """No Origin (not a browser) is fine; else a page of an allowed host on the served port, or a listed one."""
+        if origin is None:
+            return True
+        try:
+            parsed = parse_origin(origin)
+        except ValueError:
+            return False
+        if parsed in {parse_origin(value) for value in self.allow_origins}:
+            return True
+        _scheme, name, port = parsed
+        if port != self.port:
+            return False
+        return any(entry_name == name for entry_name, _ in self.host_entries())
+
+    def check_headers(self, headers: dict[str, str]) -> Refusal | None:
+        """The first rule a request's headers break, or None."""
+        host = headers.get("host")
+        if not self.host_allowed(host):
+            shown = _shown(host or "")
+            try:
+                name = split_authority(host or "")[0]
+            except ValueError:
+                name = "NAME"
+            return Refusal(
+                421,
+                TRANSPORT_REFUSED,
+                f"Host header {shown!r} is not allowed (DNS-rebinding protection); this server answers to "
+                f"{', '.join(sorted(self._host_names()))}. Start pegboard serve with --allow-host "
+                f"{name} to accept it.",
+                "host",
+                shown,
+            )
+        origin = headers.get("origin")
+        if not self.origin_allowed(origin):
+            shown = _shown(origin or "")
+            return Refusal(
+                403,
+                TRANSPORT_REFUSED,
+                f"Origin {shown!r} is not allowed (DNS-rebinding protection): only pages of this server on port "
+                f"{self.port} may call it. Start pegboard serve with --allow-origin {shown} to accept it.",
+                "origin",
+                shown,
+            )
+        return None
+
+    def _host_names(self) -> set[str]:
+        return {name if port is None else f"{name}:{port}" for name, port in self.host_entries()}
+
+
+async def _send_refusal(refusal: Refusal, send: Send) -> None:
+    body = refusal.body()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((k.encode(), v.encode()) for k, v in refusal.headers),
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """Request headers by lower-case name; the first of repeated headers counts."""
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        out.setdefault(name, raw_value.decode("latin-1"))
+    return out
+
+
+@dataclass
+class Guard:
+    """ASGI middleware applying an ``Access`` to every HTTP request before ``app`` sees it."""
+
+    app: ASGIApp
+    access: Access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        refusal = self.access.check_headers(headers)
+        if refusal is not None:
+            log.warning("refused %s %s: %s", scope.get("method", ""), scope.get("path", ""), refusal.refused)
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await _send_refusal(refusal, send)
+            return
+        await self.app(scope, receive, send)
