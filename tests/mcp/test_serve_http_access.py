@@ -166,3 +166,71 @@ def test_split_authority_round_trip(name: str, port: int | None) -> None:
     assert split_authority(text.upper()) == (name, port)
     scheme, host, parsed_port = parse_origin(f"https://{text}")
     assert (scheme, host, parsed_port) == ("https", name, 443 if port is None else port)
+
+
+# -- bearer token -----------------------------------------------------------------------------------
+
+TOKEN = "s3cret-token-for-tests-0123456789"
+
+
+def test_non_loopback_binding_without_a_token_refuses_to_start(serve_args: list[str], workdir: Path) -> None:
+    import subprocess
+
+    from .conftest import PEGBOARD, serve_env
+
+    for address in ("0.0.0.0:8765", "[::]:8765", "myhost.example:8765"):
+        done = subprocess.run(
+            [PEGBOARD, *serve_args, "--http", address], capture_output=True, env=serve_env(), cwd=workdir, timeout=60
+        )
+        stderr = done.stderr.decode()
+        assert done.returncode == 2, stderr
+        assert "non-loopback" in stderr and "--token-env NAME" in stderr and "Authorization: Bearer" in stderr
+    unset = subprocess.run(
+        [PEGBOARD, *serve_args, "--http", "0.0.0.0:8765", "--token-env", "PEGBOARD_TEST_NO_SUCH_VAR"],
+        capture_output=True,
+        env=serve_env(),
+        cwd=workdir,
+        timeout=60,
+    )
+    assert unset.returncode == 2 and b"PEGBOARD_TEST_NO_SUCH_VAR is not set or empty" in unset.stderr
+
+
+def test_token_on_loopback_is_required_on_every_request(serve_args: list[str], workdir: Path) -> None:
+    args = [*serve_args, "--token-env", "PB_SERVE_TOKEN"]
+    with http_serving(args, workdir, host="127.0.0.2", env={"PB_SERVE_TOKEN": TOKEN}) as server:
+        missing = post(server.url)
+        assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+        error = refusal(missing)
+        assert error["data"] == {"refused": "authorization"} and "--token-env" in error["message"]
+        assert TOKEN not in missing.text
+
+        wrong = post(server.url, {"Authorization": f"Bearer {TOKEN}x"})
+        assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
+        assert post(server.url, {"Authorization": f"Basic {TOKEN}"}).status_code == 401
+        assert post(server.url, {"Authorization": TOKEN}).status_code == 401
+        assert httpx.get(f"http://127.0.0.2:{server.port}/other").status_code == 401
+
+        assert post(server.url, {"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        assert post(server.url, {"Authorization": f"bearer {TOKEN}"}).status_code == 200
+        host_first = post(server.url, {"Authorization": f"Bearer {TOKEN}", "Host": "evil.example.com"})
+        assert host_first.status_code == 421
+
+
+async def test_official_client_with_a_token(serve_args: list[str], workdir: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    args = [*serve_args, "--token-env", "PB_SERVE_TOKEN"]
+    with http_serving(args, workdir, host="127.0.0.2", env={"PB_SERVE_TOKEN": TOKEN}) as server:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"})
+        async with http, Client(streamable_http_client(server.url, http_client=http), mode="legacy") as client:
+            result = await client.call_tool("Echo", {"text": "with token"})
+    assert not result.is_error and result.structured_content == {"length": 10}
+
+
+@given(st.text(min_size=1, max_size=60).filter(lambda t: t.strip() != TOKEN))
+def test_only_the_token_passes(candidate: str) -> None:
+    access = Access(bind="127.0.0.2", port=8123, token=TOKEN)
+    assert not access.token_ok(f"Bearer {candidate}")
+    assert access.token_ok(f"Bearer {TOKEN}")
+    assert Access(bind="127.0.0.2", port=8123).token_ok(None)

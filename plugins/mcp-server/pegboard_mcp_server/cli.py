@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from pegboard.core.cli.common import config_options, mode_option
-from pegboard_mcp_server.guard import Access, parse_origin, split_authority
+from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -41,14 +41,41 @@ def _parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", number
 
 
-def _access(http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...]) -> Access | None:
+def _token(host: str, port: int, token_env: str | None) -> str | None:
+    """The bearer token from ``--token-env``; a non-loopback binding without one cannot start."""
+    if token_env is None:
+        if not is_loopback(host):
+            raise click.UsageError(
+                f"--http {host_form(host)}:{port} would let other machines call your tools: a non-loopback address "
+                "needs a bearer token. Put a long random token in an environment variable and name it with "
+                "--token-env NAME (clients then send 'Authorization: Bearer <token>'), or bind 127.0.0.1."
+            )
+        return None
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise click.BadParameter(
+            f"the environment variable {token_env} is not set or empty; it must hold the bearer token",
+            param_hint="--token-env",
+        )
+    if not (token.isascii() and token.isprintable()):
+        raise click.BadParameter(
+            f"the token in {token_env} must be printable ASCII (it travels in an HTTP header)", param_hint="--token-env"
+        )
+    return token
+
+
+def _access(
+    http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...], token_env: str | None
+) -> Access | None:
     """The HTTP access rules from the options; None for stdio (where they make no sense)."""
     if http is None:
-        for hint, values in (("--allow-host", allow_hosts), ("--allow-origin", allow_origins)):
-            if values:
+        given = (("--allow-host", allow_hosts), ("--allow-origin", allow_origins), ("--token-env", token_env))
+        for hint, value in given:
+            if value:
                 raise click.UsageError(f"{hint} applies only to --http HOST:PORT")
         return None
     host, port = _parse_http(http)
+    token = _token(host, port, token_env)
     for value in allow_hosts:
         try:
             split_authority(value)
@@ -59,7 +86,7 @@ def _access(http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple
             parse_origin(value)
         except ValueError as exc:
             raise click.BadParameter(f"{exc}; expected http(s)://HOST[:PORT]", param_hint="--allow-origin") from None
-    return Access(bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins)
+    return Access(bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, token=token)
 
 
 @click.command("serve")
@@ -91,6 +118,13 @@ def _access(http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple
     help="With --http: also accept browser requests from this origin (scheme://host[:port]); repeatable.",
 )
 @click.option(
+    "--token-env",
+    default=None,
+    metavar="NAME",
+    help="With --http: every request must carry 'Authorization: Bearer <token>', the token being the value of "
+    "the environment variable NAME. Required for a non-loopback HOST.",
+)
+@click.option(
     "--plugin",
     "plugin_modules",
     multiple=True,
@@ -114,6 +148,7 @@ def serve(
     http: str | None,
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
+    token_env: str | None,
     plugin_modules: tuple[str, ...],
     log_level: str,
 ) -> None:
@@ -130,7 +165,7 @@ def serve(
     )
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
-    access = _access(http, allow_hosts, allow_origins)
+    access = _access(http, allow_hosts, allow_origins, token_env)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
     from pegboard import ConfigError, load_config

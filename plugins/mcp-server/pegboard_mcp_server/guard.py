@@ -1,23 +1,25 @@
-"""Who may talk to ``pegboard serve --http``: the Host and Origin of every request.
+"""Who may talk to ``pegboard serve --http``: the Host, Origin and bearer token of every request.
 
 A web page the user visits can make their browser send requests to any address, including
 one on the user's own machine; with DNS rebinding the page's own name even resolves there.
 So every request, whatever address the server is bound to, must name this server in its
 ``Host`` header, and a request from a browser (one with an ``Origin`` header) must come
-from a page of this server or of an origin the user listed. This runs before the MCP SDK
-sees a byte.
+from a page of this server or of an origin the user listed. A server reachable from other
+machines also needs a bearer token. All of this runs before the MCP SDK sees a byte.
 
 Refusals are JSON-RPC error bodies that name what was refused and the option that would
-allow it: 421 (Misdirected Request) for the Host, 403 for the Origin.
+allow it: 421 (Misdirected Request) for the Host, 403 for the Origin, 401 (with
+``WWW-Authenticate: Bearer``) for a missing or wrong token.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -29,6 +31,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TRANSPORT_REFUSED = -32000
+UNAUTHORIZED = -32001
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 MAX_SHOWN = 200
@@ -125,6 +128,7 @@ class Access:
     port: int
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
+    token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for value in self.allow_hosts:
@@ -170,6 +174,17 @@ class Access:
             return False
         return any(entry_name == name for entry_name, _ in self.host_entries())
 
+    def token_ok(self, authorization: str | None) -> bool:
+        """Without a token every request passes; with one, ``Bearer <token>`` (compared in constant time)."""
+        if self.token is None:
+            return True
+        if not authorization:
+            return False
+        scheme, _, credentials = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(credentials.strip().encode("utf-8"), self.token.encode("utf-8"))
+
     def check_headers(self, headers: dict[str, str]) -> Refusal | None:
         """The first rule a request's headers break, or None."""
         host = headers.get("host")
@@ -198,6 +213,17 @@ class Access:
                 f"{self.port} may call it. Start pegboard serve with --allow-origin {shown} to accept it.",
                 "origin",
                 shown,
+            )
+        if not self.token_ok(headers.get("authorization")):
+            given = "authorization" in headers
+            return Refusal(
+                401,
+                UNAUTHORIZED,
+                ("The bearer token is wrong" if given else "This server needs an Authorization: Bearer <token> header")
+                + "; the token is the value of the environment variable named by pegboard serve's --token-env.",
+                "authorization",
+                None,
+                (("www-authenticate", 'Bearer error="invalid_token"' if given else "Bearer"),),
             )
         return None
 
