@@ -13,6 +13,7 @@ import click
 
 from pegboard.core.cli.common import config_options, mode_option
 from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
+from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -65,7 +66,11 @@ def _token(host: str, port: int, token_env: str | None) -> str | None:
 
 
 def _access(
-    http: str | None, allow_hosts: tuple[str, ...], allow_origins: tuple[str, ...], token_env: str | None
+    http: str | None,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+    token_env: str | None,
+    max_body: int,
 ) -> Access | None:
     """The HTTP access rules from the options; None for stdio (where they make no sense)."""
     if http is None:
@@ -86,7 +91,24 @@ def _access(
             parse_origin(value)
         except ValueError as exc:
             raise click.BadParameter(f"{exc}; expected http(s)://HOST[:PORT]", param_hint="--allow-origin") from None
-    return Access(bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, token=token)
+    return Access(
+        bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, token=token, max_body=max_body
+    )
+
+
+class _Size(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            size = parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if size < MIN_MAX_BODY:
+            self.fail(f"{size} bytes is too small to carry an initialize request (at least {MIN_MAX_BODY})", param, ctx)
+        return size
 
 
 @click.command("serve")
@@ -125,6 +147,14 @@ def _access(
     "the environment variable NAME. Required for a non-loopback HOST.",
 )
 @click.option(
+    "--max-body",
+    type=_Size(),
+    default=DEFAULT_MAX_BODY,
+    show_default="64MiB",
+    help="Largest message accepted, in bytes (K, M, G suffixes are powers of 1024); on stdio a line, over HTTP "
+    "a request body.",
+)
+@click.option(
     "--plugin",
     "plugin_modules",
     multiple=True,
@@ -149,6 +179,7 @@ def serve(
     allow_hosts: tuple[str, ...],
     allow_origins: tuple[str, ...],
     token_env: str | None,
+    max_body: int,
     plugin_modules: tuple[str, ...],
     log_level: str,
 ) -> None:
@@ -165,7 +196,7 @@ def serve(
     )
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
-    access = _access(http, allow_hosts, allow_origins, token_env)
+    access = _access(http, allow_hosts, allow_origins, token_env, max_body)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
     from pegboard import ConfigError, load_config
@@ -198,4 +229,4 @@ def serve(
         sys.exit(run_http(make_bridge, access, version=__version__))
     from pegboard_mcp_server.stdio import run_stdio
 
-    sys.exit(run_stdio(make_bridge, version=__version__))
+    sys.exit(run_stdio(make_bridge, version=__version__, max_body=max_body))

@@ -1,4 +1,4 @@
-"""Who may talk to ``pegboard serve --http``: the Host, Origin and bearer token of every request.
+"""Who may talk to ``pegboard serve --http``: Host, Origin, bearer token and body size.
 
 A web page the user visits can make their browser send requests to any address, including
 one on the user's own machine; with DNS rebinding the page's own name even resolves there.
@@ -9,7 +9,7 @@ machines also needs a bearer token. All of this runs before the MCP SDK sees a b
 
 Refusals are JSON-RPC error bodies that name what was refused and the option that would
 allow it: 421 (Misdirected Request) for the Host, 403 for the Origin, 401 (with
-``WWW-Authenticate: Bearer``) for a missing or wrong token.
+``WWW-Authenticate: Bearer``) for a missing or wrong token, 413 for a body over the cap.
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ import hmac
 import ipaddress
 import json
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -32,6 +35,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TRANSPORT_REFUSED = -32000
 UNAUTHORIZED = -32001
+INVALID_REQUEST = -32600
 DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 MAX_SHOWN = 200
@@ -111,11 +115,14 @@ class Refusal:
     refused: str
     value: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    limit: int | None = None
 
     def body(self) -> bytes:
         data: dict[str, Any] = {"refused": self.refused}
         if self.value is not None:
             data["value"] = self.value
+        if self.limit is not None:
+            data["limit"] = self.limit
         error = {"code": self.code, "message": self.message, "data": data}
         return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode("utf-8")
 
@@ -129,6 +136,7 @@ class Access:
     allow_hosts: tuple[str, ...] = ()
     allow_origins: tuple[str, ...] = ()
     token: str | None = field(default=None, repr=False)
+    max_body: int = DEFAULT_MAX_BODY
 
     def __post_init__(self) -> None:
         for value in self.allow_hosts:
@@ -227,6 +235,9 @@ class Access:
             )
         return None
 
+    def too_large(self, size: int | None) -> Refusal:
+        return Refusal(413, INVALID_REQUEST, too_large_message(self.max_body, size), "body", limit=self.max_body)
+
     def _host_names(self) -> set[str]:
         return {name if port is None else f"{name}:{port}" for name, port in self.host_entries()}
 
@@ -271,4 +282,39 @@ class Guard:
                 return
             await _send_refusal(refusal, send)
             return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = headers.get("content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > self.access.max_body:
+            await _send_refusal(self.access.too_large(int(declared)), send)
+            return
+        replay = await self._read_body(receive, send)
+        if replay is None:
+            return
+        await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Receive, send: Send) -> Receive | None:
+        """Read the whole body within the cap, then hand it on; None when it was refused."""
+        body = bytearray()
+        queued: deque[Message] = deque()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                queued.append(message)
+                break
+            chunk = message.get("body", b"")
+            if len(body) + len(chunk) > self.access.max_body:
+                await _send_refusal(self.access.too_large(None), send)
+                return None
+            body += chunk
+            if not message.get("more_body", False):
+                queued.appendleft({"type": "http.request", "body": bytes(body), "more_body": False})
+                break
+
+        async def replay() -> Message:
+            if queued:
+                return queued.popleft()
+            return await receive()
+
+        return replay

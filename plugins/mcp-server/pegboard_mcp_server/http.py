@@ -59,7 +59,8 @@ def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
 
     server = build_server(bridge, version)
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return Guard(server.streamable_http_app(host=access.bind, transport_security=off), access)
+    app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
+    return Guard(app, access)
 
 
 def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:

@@ -8,7 +8,7 @@ SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``jso
 ``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
 
 Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
-on; an oversized line is dropped with an error; each request runs in its own task, so a
+on; a line over the ``--max-body`` cap is dropped with an error; each request runs in its own task, so a
 slow call never blocks others; closing stdin ends the loop and the process exits 0.
 Protocol output goes to the original stdout only: fd 1 is pointed at stderr while serving,
 so a stray ``print`` in a tool (or a child process) cannot corrupt the stream.
@@ -27,12 +27,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge, error_result
+from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
 
 log = logging.getLogger("pegboard.mcp.serve")
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 ELICIT_TIMEOUT = 600.0
 READ_CHUNK = 1 << 20
 SHUTDOWN_GRACE = 5.0
@@ -106,6 +106,7 @@ class _Input(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         buf = self.buffer
+        limit = self.server.max_body
         start = 0
         while True:
             nl = data.find(b"\n", start)
@@ -113,6 +114,9 @@ class _Input(asyncio.Protocol):
                 break
             if self.discarding:
                 self.discarding = False
+            elif (size := len(buf) + nl - start) > limit:
+                buf.clear()
+                self.server.too_large(size)
             elif buf:
                 buf += data[start:nl]
                 self.server.on_line(bytes(buf))
@@ -122,10 +126,10 @@ class _Input(asyncio.Protocol):
             start = nl + 1
         if start < len(data) and not self.discarding:
             buf += data[start:]
-            if len(buf) > MAX_MESSAGE_BYTES:
+            if len(buf) > limit:
                 buf.clear()
                 self.discarding = True
-                self.server.send_error(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes dropped")
+                self.server.too_large(None)
 
     def eof_received(self) -> bool | None:
         if self.buffer and not self.discarding:
@@ -148,6 +152,7 @@ class StdioServer:
         name: str = "pegboard",
         version: str = "0.1.0",
         instructions: str | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
         input_fd: int = 0,
         output_fd: int = 1,
     ) -> None:
@@ -155,6 +160,7 @@ class StdioServer:
         self.name = name
         self.version = version
         self.instructions = instructions
+        self.max_body = max_body
         self.input_fd = input_fd
         self.output_fd = output_fd
         self.closed = asyncio.Event()
@@ -247,6 +253,11 @@ class StdioServer:
         if data is not None:
             error["data"] = data
         self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def too_large(self, size: int | None) -> None:
+        self.send_error(
+            None, INVALID_REQUEST, too_large_message(self.max_body, size), {"refused": "body", "limit": self.max_body}
+        )
 
     def on_line(self, line: bytes) -> None:
         if not line.strip():
