@@ -7,6 +7,11 @@ protocol (``initialize``; ``server/discover`` is answered "method not found", wh
 SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``json`` and
 ``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
 
+Methods: ``initialize``, ``ping``, ``tools/list`` and ``tools/call``, the ones the declared
+capabilities (tools only) promise. Anything else (``resources/list``, ``prompts/list``,
+``logging/setLevel``, ...) is "method not found" (-32601, the method name as ``data``), as
+the SDK's HTTP transport answers it.
+
 Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
 on; a line over the ``--max-body`` cap is dropped with an error; each request runs in its own task, so a
 slow call never blocks others; closing stdin ends the loop and the process exits 0.
@@ -178,10 +183,6 @@ class StdioServer:
             "ping": self.ping,
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
-            "logging/setLevel": self.ping,
-            "resources/list": self.empty("resources"),
-            "resources/templates/list": self.empty("resourceTemplates"),
-            "prompts/list": self.empty("prompts"),
         }
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -295,7 +296,7 @@ class StdioServer:
             return
         handler = self.handlers.get(method)
         if handler is None:
-            self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+            self.send_error(request_id, METHOD_NOT_FOUND, "Method not found", method)
             return
         if params is not None and not isinstance(params, dict):
             self.send_error(request_id, INVALID_PARAMS, "Invalid params: expected an object")
@@ -392,12 +393,6 @@ class StdioServer:
 
     async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
-
-    def empty(self, key: str) -> Callable[[Any], Awaitable[dict[str, Any]]]:
-        async def handler(params: dict[str, Any]) -> dict[str, Any]:
-            return {key: []}
-
-        return handler
 
     async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
         bridge = await self.bridge()
