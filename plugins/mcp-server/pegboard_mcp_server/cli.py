@@ -14,6 +14,7 @@ import click
 from pegboard.core.cli.common import config_options, mode_option
 from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
+from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -155,6 +156,13 @@ class _Size(click.ParamType):
     "a request body.",
 )
 @click.option(
+    "--page-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PAGE_SIZE,
+    show_default=True,
+    help="Most tools in one tools/list answer; more come in further pages (nextCursor).",
+)
+@click.option(
     "--plugin",
     "plugin_modules",
     multiple=True,
@@ -180,6 +188,7 @@ def serve(
     allow_origins: tuple[str, ...],
     token_env: str | None,
     max_body: int,
+    page_size: int,
     plugin_modules: tuple[str, ...],
     log_level: str,
 ) -> None:
@@ -219,7 +228,7 @@ def serve(
         pb = Pegboard(config_files=list(config_files), cwd=selection.cwd, plugins=extra)
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
-        return Bridge(pb, selection)
+        return Bridge(pb, selection, page_size=page_size)
 
     from pegboard_mcp_server import __version__
 

@@ -10,6 +10,7 @@ machines also needs a bearer token. All of this runs before the MCP SDK sees a b
 Refusals are JSON-RPC error bodies that name what was refused and the option that would
 allow it: 421 (Misdirected Request) for the Host, 403 for the Origin, 401 (with
 ``WWW-Authenticate: Bearer``) for a missing or wrong token, 413 for a body over the cap.
+A JSON-RPC batch gets 400 here too: the SDK's transport takes one message per request.
 """
 
 from __future__ import annotations
@@ -262,6 +263,14 @@ def _headers(scope: Scope) -> dict[str, str]:
     return out
 
 
+NO_HTTP_BATCHES = Refusal(
+    400,
+    INVALID_REQUEST,
+    "Invalid request: JSON-RPC batches are not accepted over HTTP; send one message per request.",
+    "batch",
+)
+
+
 @dataclass
 class Guard:
     """ASGI middleware applying an ``Access`` to every HTTP request before ``app`` sees it."""
@@ -289,14 +298,19 @@ class Guard:
         if declared is not None and declared.strip().isdigit() and int(declared) > self.access.max_body:
             await _send_refusal(self.access.too_large(int(declared)), send)
             return
-        replay = await self._read_body(receive, send)
-        if replay is None:
+        read = await self._read_body(receive, send)
+        if read is None:
+            return
+        body, replay = read
+        if scope.get("method") == "POST" and body.lstrip()[:1] == b"[":
+            await _send_refusal(NO_HTTP_BATCHES, send)
             return
         await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Receive, send: Send) -> Receive | None:
+    async def _read_body(self, receive: Receive, send: Send) -> tuple[bytes, Receive] | None:
         """Read the whole body within the cap, then hand it on; None when it was refused."""
-        body = bytearray()
+        buffer = bytearray()
+        body = b""
         queued: deque[Message] = deque()
         while True:
             message = await receive()
@@ -304,12 +318,13 @@ class Guard:
                 queued.append(message)
                 break
             chunk = message.get("body", b"")
-            if len(body) + len(chunk) > self.access.max_body:
+            if len(buffer) + len(chunk) > self.access.max_body:
                 await _send_refusal(self.access.too_large(None), send)
                 return None
-            body += chunk
+            buffer += chunk
             if not message.get("more_body", False):
-                queued.appendleft({"type": "http.request", "body": bytes(body), "more_body": False})
+                body = bytes(buffer)
+                queued.appendleft({"type": "http.request", "body": body, "more_body": False})
                 break
 
         async def replay() -> Message:
@@ -317,4 +332,4 @@ class Guard:
                 return queued.popleft()
             return await receive()
 
-        return replay
+        return body, replay

@@ -12,6 +12,7 @@ from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
 from pegboard_mcp_server.guard import Access, Guard
+from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -20,9 +21,14 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     """A low-level SDK ``Server`` whose handlers go through ``bridge``."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult.model_validate({"tools": bridge.list_tools()})
+        try:
+            listed = bridge.list_page(params.cursor if params is not None else None)
+        except CursorError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.ListToolsResult.model_validate(listed)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
