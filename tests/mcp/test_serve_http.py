@@ -12,7 +12,7 @@ from mcp import Client
 
 from pegboard import Pegboard
 
-from .conftest import http_serving
+from .conftest import RawHttpSession, http_serving
 
 
 @pytest.fixture
@@ -68,3 +68,20 @@ async def test_client_plugin_over_http(http_server, workdir, monkeypatch):
         manager = manager_for(pb)
         if manager is not None:
             manager.close()
+
+
+def test_http_start_up_is_logged_once_at_info(serve_args, workdir):
+    with http_serving([*serve_args, "--log-level", "INFO"], workdir, host="127.0.0.2") as server:
+        RawHttpSession(server.url).close()
+    assert server.proc.stderr is not None
+    lines = server.proc.stderr.read().decode().splitlines()
+    started = [line for line in lines if "streamable HTTP on" in line]
+    assert started == [f"pegboard serve: INFO pegboard.mcp.serve: streamable HTTP on {server.url}"]
+    assert not any(line.count("pegboard serve:") > 1 for line in lines)
+
+
+def test_http_default_log_level_is_quiet(serve_args, workdir):
+    with http_serving(serve_args, workdir, host="127.0.0.2") as server:
+        RawHttpSession(server.url).close()
+    assert server.proc.stderr is not None
+    assert server.proc.stderr.read().decode() == ""

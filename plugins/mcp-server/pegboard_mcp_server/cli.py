@@ -203,6 +203,8 @@ def serve(
         level=getattr(logging, log_level),
         format="pegboard serve: %(levelname)s %(name)s: %(message)s",
     )
+    if log_level != "DEBUG":  # the SDK's per-session chatter only when debugging
+        logging.getLogger("mcp").setLevel(max(logging.WARNING, getattr(logging, log_level)))
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
     access = _access(http, allow_hosts, allow_origins, token_env, max_body)

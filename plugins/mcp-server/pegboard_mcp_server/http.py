@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
-from pegboard_mcp_server.guard import Access, Guard
+from pegboard_mcp_server.guard import Access, Guard, host_form
 from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -74,7 +74,7 @@ def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str 
 
     host, port = access.bind, access.port
     app = build_app(make_bridge(), access, version)
-    log.warning("pegboard serve: streamable HTTP on http://%s:%d/mcp", host, port)
+    log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
     return 0

@@ -231,7 +231,7 @@ class StdioServer:
         if future.cancelled():
             return
         if (exc := future.exception()) is not None:
-            log.error("pegboard serve: cannot load Pegboard: %s", exc)
+            log.error("cannot load Pegboard: %s", exc)
             self.closed.set()
 
     async def _shutdown(self) -> None:
@@ -396,7 +396,7 @@ class StdioServer:
             try:
                 bridge.refresh()
             except Exception:
-                log.exception("pegboard serve: refreshing the tool set failed")
+                log.exception("refreshing the tool set failed")
                 continue
             signature = self._bridge_signature(bridge)
             if signature != self._signature:
