@@ -22,6 +22,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
@@ -149,6 +150,7 @@ class Access:
     def loopback(self) -> bool:
         return is_loopback(self.bind)
 
+    @cached_property
     def host_entries(self) -> frozenset[tuple[str, int | None]]:
         """Allowed (name, port) pairs; port None: any port, or none."""
         names = [host_form(self.bind)]
@@ -165,7 +167,7 @@ class Access:
             name, port = split_authority(host)
         except ValueError:
             return False
-        entries = self.host_entries()
+        entries = self.host_entries
         return (name, DEFAULT_PORTS["http"] if port is None else port) in entries or (name, None) in entries
 
     def origin_allowed(self, origin: str | None) -> bool:
@@ -176,12 +178,12 @@ class Access:
             parsed = parse_origin(origin)
         except ValueError:
             return False
-        if parsed in {parse_origin(value) for value in self.allow_origins}:
+        if parsed in self._origins:
             return True
         _scheme, name, port = parsed
         if port != self.port:
             return False
-        return any(entry_name == name for entry_name, _ in self.host_entries())
+        return any(entry_name == name for entry_name, _ in self.host_entries)
 
     def token_ok(self, authorization: str | None) -> bool:
         """Without a token every request passes; with one, ``Bearer <token>`` (compared in constant time)."""
@@ -236,11 +238,15 @@ class Access:
             )
         return None
 
+    @cached_property
+    def _origins(self) -> frozenset[tuple[str, str, int]]:
+        return frozenset(parse_origin(value) for value in self.allow_origins)
+
     def too_large(self, size: int | None) -> Refusal:
         return Refusal(413, INVALID_REQUEST, too_large_message(self.max_body, size), "body", limit=self.max_body)
 
     def _host_names(self) -> set[str]:
-        return {name if port is None else f"{name}:{port}" for name, port in self.host_entries()}
+        return {name if port is None else f"{name}:{port}" for name, port in self.host_entries}
 
 
 async def _send_refusal(refusal: Refusal, send: Send) -> None:
