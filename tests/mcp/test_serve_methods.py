@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from .conftest import RawHttpSession, RawStdioSession, http_serving
 
 UNDECLARED: list[tuple[str, dict[str, Any] | None]] = [
@@ -51,20 +49,12 @@ def http_answers(args: list[str], cwd: Path) -> tuple[dict[str, Any], dict[str, 
     return session.initialize_result, answers
 
 
-@pytest.fixture
-async def both(serve_args: list[str], workdir: Path) -> dict[str, Any]:
-    return {"stdio": await stdio_answers(serve_args, workdir), "http": http_answers(serve_args, workdir)}
-
-
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_undeclared_methods_are_method_not_found(both: dict[str, Any], transport: str) -> None:
-    init, answers = both[transport]
-    assert set(init["capabilities"]) == {"tools"}  # nothing else is declared...
-    for method, _params in UNDECLARED:  # ...so nothing else is answered
-        error = answers[method]["error"]
-        assert error["code"] == -32601 and error["data"] == method, (transport, method, error)
-    assert answers["ping"]["result"] == {}
-
-
-async def test_both_transports_answer_identically(both: dict[str, Any]) -> None:
+async def test_undeclared_methods_are_method_not_found_on_both_transports(serve_args: list[str], workdir: Path) -> None:
+    both = {"stdio": await stdio_answers(serve_args, workdir), "http": http_answers(serve_args, workdir)}
+    for transport, (init, answers) in both.items():
+        assert set(init["capabilities"]) == {"tools"}, transport  # nothing else is declared...
+        for method, _params in UNDECLARED:  # ...so nothing else is answered
+            error = answers[method]["error"]
+            assert error["code"] == -32601 and error["data"] == method, (transport, method, error)
+        assert answers["ping"]["result"] == {}
     assert summary(both["stdio"][1]) == summary(both["http"][1])
