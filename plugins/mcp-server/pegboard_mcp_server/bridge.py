@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard import ImageBlock, Pegboard, PermissionDecision, TextBlock, ToolCall, ToolResult
+from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -118,6 +119,11 @@ class Bridge:
 
     pegboard: Pegboard
     selection: Selection = field(default_factory=Selection)
+    page_size: int = DEFAULT_PAGE_SIZE
+
+    def list_page(self, cursor: str | None) -> dict[str, Any]:
+        """One page of ``tools/list``; raises ``CursorError`` for a cursor that is not (or no longer) valid."""
+        return page(self.list_tools(), cursor, self.page_size)
 
     def list_tools(self) -> list[dict[str, Any]]:
         """Tool definitions in MCP form, for the visible tools of the selection.
