@@ -16,10 +16,12 @@ if TYPE_CHECKING:
     from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.markers import hookimpl, hookspec
+    from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
     from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
+    from pegboard.core.urls import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
 
 __version__ = "0.1.0"
 
@@ -34,6 +36,8 @@ _EXPORTS = {
     "PermissionDecision": "pegboard.core.decisions",
     "hookimpl": "pegboard.core.markers",
     "hookspec": "pegboard.core.markers",
+    "InvalidPathError": "pegboard.core.pathnames",
+    "resolve_path": "pegboard.core.pathnames",
     "ProviderPolicy": "pegboard.core.providers",
     "GroupRegister": "pegboard.core.registration",
     "ProfileRegister": "pegboard.core.registration",
@@ -48,6 +52,10 @@ _EXPORTS = {
     "ToolContext": "pegboard.core.tools",
     "ToolDefinitionError": "pegboard.core.tools",
     "tool": "pegboard.core.tools",
+    "InvalidHostError": "pegboard.core.urls",
+    "InvalidUrlError": "pegboard.core.urls",
+    "ParsedUrl": "pegboard.core.urls",
+    "parse_url": "pegboard.core.urls",
 }
 
 __all__ = [
@@ -56,6 +64,10 @@ __all__ = [
     "GroupRegister",
     "HookDecision",
     "ImageBlock",
+    "InvalidHostError",
+    "InvalidPathError",
+    "InvalidUrlError",
+    "ParsedUrl",
     "Pegboard",
     "PegboardConfig",
     "PermissionDecision",
@@ -75,6 +87,8 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "load_config",
+    "parse_url",
+    "resolve_path",
     "tool",
 ]
 
