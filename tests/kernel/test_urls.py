@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import pegboard
 from pegboard import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
+from tests.kernel.url_strategies import ipv4_spelling, number
 
 
 def test_public_names() -> None:
@@ -151,36 +152,6 @@ def test_any_text_parses_or_raises_its_own_error(prefix: str, body: str) -> None
         assert parse_url(u.href).host == u.host, "the serialised URL names the same host"
 
 
-def _part(value: int, radix: str) -> str:
-    if radix == "hex":
-        return hex(value)
-    if radix == "HEX":
-        return "0X" + format(value, "X")
-    if radix == "oct":
-        return "0" + format(value, "o")
-    return str(value)
-
-
-@st.composite
-def ipv4_spelling(draw: st.DrawFn) -> tuple[int, str]:
-    n = draw(st.integers(0, 2**32 - 1))
-    shape = draw(st.sampled_from([1, 2, 3, 4]))
-    octets = list(n.to_bytes(4, "big"))
-    if shape == 1:
-        values = [n]
-    elif shape == 2:
-        values = [octets[0], n & 0xFFFFFF]
-    elif shape == 3:
-        values = [octets[0], octets[1], n & 0xFFFF]
-    else:
-        values = octets
-    radices = draw(st.lists(st.sampled_from(["dec", "hex", "HEX", "oct"]), min_size=shape, max_size=shape))
-    text = ".".join(_part(v, r) for v, r in zip(values, radices, strict=True))
-    if draw(st.booleans()):
-        text += "."
-    return n, text
-
-
 @settings(max_examples=2000, deadline=None)
 @given(spelled=ipv4_spelling())
 def test_every_ipv4_spelling_agrees_with_ipaddress(spelled: tuple[int, str]) -> None:
@@ -196,4 +167,4 @@ def test_every_ipv4_spelling_agrees_with_ipaddress(spelled: tuple[int, str]) -> 
 @given(n=st.integers(2**32, 2**40), radix=st.sampled_from(["dec", "hex", "oct"]))
 def test_numbers_beyond_ipv4_are_refused(n: int, radix: str) -> None:
     with pytest.raises(InvalidHostError):
-        parse_url(f"http://{_part(n, radix)}/")
+        parse_url(f"http://{number(n, radix)}/")
