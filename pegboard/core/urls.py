@@ -73,20 +73,21 @@ class ParsedUrl:
         return self.port if self.port is not None else SPECIAL_SCHEMES.get(self.scheme)
 
 
-def parse_url(url: str) -> ParsedUrl:
+def parse_url(url: str, base: str | None = None) -> ParsedUrl:
     """Parse ``url`` as the WHATWG URL standard does; raise ``InvalidUrlError`` when it is not one.
 
-    An absolute URL is required (there is no base to resolve against). A refused host
-    raises ``InvalidHostError``, a subclass. Nothing else is raised, whatever the text.
+    Without ``base`` an absolute URL is required; with it, ``url`` may be relative (a
+    redirect's ``Location``) and is resolved against ``base`` as a browser resolves it. A
+    refused host raises ``InvalidHostError``, a subclass. Nothing else is raised, whatever
+    the text.
     """
-    if not isinstance(url, str):
-        raise InvalidUrlError(f"a URL must be a string, not {type(url).__name__}")
-    if len(url) > _MAX_URL_CHARS:
-        raise InvalidUrlError(f"the URL is longer than {_MAX_URL_CHARS} characters")
-    try:
-        url.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidUrlError(f"{_shown(url)} holds characters that are not valid Unicode") from None
+    _check_text(url)
+    if base is not None:
+        _check_text(base)
+        try:
+            url = ada_url.join_url(base, url)
+        except ValueError:
+            raise _failure(url if _SCHEME.match(url) else base) from None
     try:
         parts = ada_url.parse_url(url)
     except ValueError:
@@ -118,6 +119,17 @@ def parse_url(url: str) -> ParsedUrl:
         ip=ip,
         href=str(parts["href"]),
     )
+
+
+def _check_text(url: object) -> None:
+    if not isinstance(url, str):
+        raise InvalidUrlError(f"a URL must be a string, not {type(url).__name__}")
+    if len(url) > _MAX_URL_CHARS:
+        raise InvalidUrlError(f"the URL is longer than {_MAX_URL_CHARS} characters")
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidUrlError(f"{_shown(url)} holds characters that are not valid Unicode") from None
 
 
 def _shown(url: str) -> str:

@@ -125,6 +125,18 @@ def test_messages_name_the_problem() -> None:
         parse_url("https://exa mple.com/")
 
 
+def test_relative_to_a_base() -> None:
+    base = "https://site.example/a/b?q"
+    assert parse_url("../c", base=base).href == "https://site.example/c"
+    assert parse_url("//other.example/x", base=base).host == "other.example"
+    assert parse_url("\\\\evil.example\\x", base=base).host == "evil.example"
+    assert parse_url("http://0x7f.1/", base=base).host == "127.0.0.1"
+    with pytest.raises(InvalidHostError):
+        parse_url("http://exa mple/", base=base)
+    with pytest.raises(InvalidUrlError):
+        parse_url("/x", base="not absolute")
+
+
 def test_other_schemes_keep_their_opaque_host() -> None:
     assert parse_url("foo://Bar/x").host == "Bar"
     assert parse_url("mailto:a@b.com").host == ""

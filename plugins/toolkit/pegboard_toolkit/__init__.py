@@ -7,4 +7,34 @@ small and a fix lands in one place. It is a library, not a plugin: it registers 
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from pegboard_toolkit.netguard import (
+    BLOCKED_NAMES,
+    CheckedUrl,
+    GuardPolicy,
+    HostLookupError,
+    NetworkGuard,
+    NetworkRefused,
+    PinnedTransport,
+    Resolver,
+    SyncPinnedTransport,
+    SystemResolver,
+    embedded_ipv4,
+    is_public,
+    non_public_reason,
+)
+
+__all__: list[str] = [
+    "BLOCKED_NAMES",
+    "CheckedUrl",
+    "GuardPolicy",
+    "HostLookupError",
+    "NetworkGuard",
+    "NetworkRefused",
+    "PinnedTransport",
+    "Resolver",
+    "SyncPinnedTransport",
+    "SystemResolver",
+    "embedded_ipv4",
+    "is_public",
+    "non_public_reason",
+]
