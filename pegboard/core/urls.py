@@ -156,7 +156,7 @@ def _failure(url: str) -> InvalidUrlError:
     else:
         host, sep, port_part = hostport.partition(":")
         port = port_part if sep else None
-    if port and (not port.isdigit() or int(port) > 65535):
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
         return InvalidUrlError(f"{_shown(url)} has an invalid port {port!r}")
     if not host:
         return InvalidHostError(f"{_shown(url)} has no host")

@@ -110,7 +110,9 @@ def test_invalid_hosts_are_refused(url: str) -> None:
         parse_url(url)
 
 
-@pytest.mark.parametrize("url", ["example.com/path", "", "//evil.com/", "http://x:99999/", "http://x:8o/", 42, None])
+@pytest.mark.parametrize(
+    "url", ["example.com/path", "", "//evil.com/", "http://x:99999/", "http://x:8o/", "http://x:\u00b9/", 42, None]
+)
 def test_not_urls(url: object) -> None:
     with pytest.raises(InvalidUrlError):
         parse_url(url)  # type: ignore[arg-type]
