@@ -116,7 +116,12 @@ def collapse(path: str) -> str:
 
 
 class SymlinkLoopError(OSError):
-    """More than ``MAX_SYMLINKS`` links while resolving one path."""
+    """Links nested deeper than ``MAX_SYMLINKS``, or too many links in one path."""
+
+
+#: Links followed in resolving one path, all nesting levels together: bounds the work a
+#: pathological tree can cause (Linux's own limit per nesting level is ``MAX_SYMLINKS``).
+MAX_LINKS_PER_PATH = 1000
 
 
 def resolve_existing(path: str) -> str:
@@ -125,13 +130,19 @@ def resolve_existing(path: str) -> str:
     ``..`` applies to the directory a link led to, as the operating system applies it; from
     the first component that does not exist (or cannot be examined) the rest is taken
     lexically, and a later ``..`` that climbs back into existing directories resumes the
-    walk. The result is absolute, holds no ``.``, ``..``, empty part or symlink in its
-    existing prefix, so resolving it again gives it back. Raises ``SymlinkLoopError``.
+    walk. A link that loops is kept as a name, like a missing component. The result is
+    absolute and holds no ``.``, ``..`` or empty part, so resolving it again gives it back.
+    Raises ``SymlinkLoopError`` only past ``MAX_LINKS_PER_PATH``.
     """
+    return _walk(path, 0, [MAX_LINKS_PER_PATH])
+
+
+def _walk(path: str, depth: int, budget: list[int]) -> str:
+    if depth > MAX_SYMLINKS:
+        raise _NestedTooDeep
     todo = [p for p in reversed(path.split("/")) if p and p != "."]
-    done: list[str] = []  # existing, resolved components
-    missing: list[str] = []  # components below the first one that does not exist
-    links = 0
+    done: list[str] = []  # existing components with no link among them (or a link's result)
+    missing: list[str] = []  # components from the first one that does not exist
     while todo:
         part = todo.pop()
         if part == "..":
@@ -143,7 +154,8 @@ def resolve_existing(path: str) -> str:
         if missing:
             missing.append(part)
             continue
-        candidate = "/" + "/".join([*done, part])
+        prefix = "/" + "/".join(done)
+        candidate = prefix.rstrip("/") + "/" + part
         try:
             st = os.lstat(candidate)
         except (OSError, ValueError):
@@ -152,18 +164,23 @@ def resolve_existing(path: str) -> str:
         if not stat.S_ISLNK(st.st_mode):
             done.append(part)
             continue
-        links += 1
-        if links > MAX_SYMLINKS:
-            raise SymlinkLoopError(f"too many levels of symbolic links at {candidate}")
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise SymlinkLoopError(f"more than {MAX_LINKS_PER_PATH} symbolic links in one path")
         try:
             target = os.readlink(candidate)
-        except OSError:
+            resolved = _walk(target if target.startswith("/") else prefix + "/" + target, depth + 1, budget)
+        except SymlinkLoopError:
+            raise
+        except (_NestedTooDeep, OSError):
             missing.append(part)
             continue
-        if target.startswith("/"):
-            done = []
-        todo.extend(p for p in reversed(target.split("/")) if p and p != ".")
+        done = [p for p in resolved.split("/") if p]
     return "/" + "/".join(done + missing)
+
+
+class _NestedTooDeep(Exception):
+    """A link chain deeper than ``MAX_SYMLINKS``: that link does not resolve (a loop)."""
 
 
 def absolute_text(path: str, cwd: str, home: str, oldpwd: str | None = None) -> str:

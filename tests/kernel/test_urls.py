@@ -166,7 +166,7 @@ def test_any_text_parses_or_raises_its_own_error(prefix: str, body: str) -> None
         assert parse_url(u.href).host == u.host, "the serialised URL names the same host"
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(spelled=ipv4_spelling())
 def test_every_ipv4_spelling_agrees_with_ipaddress(spelled: tuple[int, str]) -> None:
     n, text = spelled

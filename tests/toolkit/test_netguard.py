@@ -157,7 +157,8 @@ def test_any_ipv4_spelling_is_judged_as_its_address(spelled: tuple[int, str]) ->
 @pytest.mark.parametrize(
     "name",
     ["localhost", "LOCALHOST.", "a.localhost", "x.y.localhost", "metadata", "metadata.google.internal",
-     "instance-data", "anything.internal", "%6c%6fcalhost", "loc\u0430lhost.localhost"],
+     "instance-data", "anything.internal", "%6c%6fcalhost", "loc\u0430lhost.localhost",
+     "\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54"],
 )
 def test_internal_names_are_refused_before_any_lookup(name: str) -> None:
     resolver = FakeResolver({})
