@@ -422,3 +422,16 @@ async def test_tls_keeps_the_name_for_sni_and_certificate_checks(tmp_path: Path)
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_public_names_load_lazily() -> None:
+    import subprocess
+    import sys
+
+    import pegboard_toolkit
+
+    for name in pegboard_toolkit.__all__:
+        assert getattr(pegboard_toolkit, name) is not None
+    code = "import sys, pegboard_toolkit; print('httpx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False", "a tool that needs no network does not import httpx"
