@@ -6,6 +6,7 @@ import the SDK; the HTTP transport validates the same dicts into SDK models.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -282,7 +283,5 @@ async def _with_progress(session: Session, name: str, arguments: Any, tool_use_i
     finally:
         await asyncio.sleep(0)
         task.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
-        except (asyncio.CancelledError, Exception):
-            pass
