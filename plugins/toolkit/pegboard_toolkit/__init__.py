@@ -7,6 +7,16 @@ small and a fix lands in one place. It is a library, not a plugin: it registers 
 
 from __future__ import annotations
 
+from pegboard_toolkit.atomic import AtomicWriteError, target_of, write_bytes, write_text
+from pegboard_toolkit.diff import (
+    NO_NEWLINE,
+    Hunk,
+    apply_hunks,
+    format_hunks,
+    patch_stats,
+    structured_patch,
+    unified_diff,
+)
 from pegboard_toolkit.ledger import (
     LEDGER,
     NOT_READ,
@@ -17,14 +27,50 @@ from pegboard_toolkit.ledger import (
     Staleness,
     file_digest,
 )
+from pegboard_toolkit.nearby import missing_file_message, near_match
+from pegboard_toolkit.text import (
+    UTF8_LF,
+    DecodedText,
+    TextFormat,
+    decode,
+    detect_newline,
+    dominant_newline,
+    encode,
+    is_binary,
+    to_lf,
+    with_newline,
+)
 
 __all__ = [
     "LEDGER",
     "NOT_READ",
+    "NO_NEWLINE",
     "PARTIAL_READ",
     "STALE_READ",
+    "UTF8_LF",
+    "AtomicWriteError",
+    "DecodedText",
+    "Hunk",
     "LedgerEntry",
     "ReadLedger",
     "Staleness",
+    "TextFormat",
+    "apply_hunks",
+    "decode",
+    "detect_newline",
+    "dominant_newline",
+    "encode",
     "file_digest",
+    "format_hunks",
+    "is_binary",
+    "missing_file_message",
+    "near_match",
+    "patch_stats",
+    "structured_patch",
+    "target_of",
+    "to_lf",
+    "unified_diff",
+    "with_newline",
+    "write_bytes",
+    "write_text",
 ]
