@@ -10,7 +10,6 @@ Written only against Pegboard's public API, the toolkit and nbformat (imported o
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -133,8 +132,7 @@ async def notebook_edit(input: NotebookEditInput, ctx: ToolContext) -> ToolResul
     try:
         write_text(path, new_text, decoded.format)
     except AtomicWriteError as exc:
-        denied = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
-        return _fail("permission_denied" if denied else "io_error", f"{exc}.")
+        return _fail(exc.kind, f"{exc}.")
     ReadLedger.of(ctx).record_write(path)
     structured = {
         **fields,

@@ -9,7 +9,6 @@ the toolkit.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from typing import Any
@@ -106,8 +105,7 @@ async def write(input: WriteInput, ctx: ToolContext) -> ToolResult:
     try:
         write_bytes(path, data, make_parents=True)
     except AtomicWriteError as exc:
-        denied = exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
-        return _fail("permission_denied" if denied else "io_error", f"{exc}.")
+        return _fail(exc.kind, f"{exc}.")
     ReadLedger.of(ctx).record_write(path)
     created = original is None
     hunks = structured_patch(to_lf(original or ""), to_lf(content))

@@ -13,7 +13,7 @@ written before it are put back.
 
 from __future__ import annotations
 
-import errno
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -247,15 +247,15 @@ def commit(ws: Workspace) -> None:
     except OSError as exc:
         for path in reversed(done):
             original = ws.original.get(path)
-            try:
+            with contextlib.suppress(OSError):
                 if original is None:
                     os.unlink(path)
                 else:
                     write_bytes(path, original, make_parents=True)
-            except OSError:
-                pass
-        kind = "permission_denied" if getattr(exc, "errno", None) in (errno.EPERM, errno.EACCES, errno.EROFS) else "io_error"
-        message = str(exc) if isinstance(exc, AtomicWriteError) else f"{exc.strerror}: {exc.filename}"
+        failed = exc if isinstance(exc, AtomicWriteError) else AtomicWriteError(
+            exc.errno, f"{exc.filename}: {exc.strerror}"
+        )
+        kind, message = failed.kind, str(failed)
         raise PatchError(kind, f"Writing the patch failed, so no file was changed: {message}") from None
 
 

@@ -11,7 +11,6 @@ nothing, and refuses an edit that matches text an earlier one inserted
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import Path
@@ -132,7 +131,7 @@ def _save(loaded: _Loaded, new_text: str, ctx: ToolContext) -> ToolResult | None
     try:
         write_text(loaded.path, new_text, fmt, make_parents=loaded.text is None)
     except AtomicWriteError as exc:
-        return _fail("permission_denied" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "io_error", f"{exc}.")
+        return _fail(exc.kind, f"{exc}.")
     ReadLedger.of(ctx).record_write(loaded.path)
     return None
 
@@ -211,10 +210,12 @@ async def edit(input: EditInput, ctx: ToolContext) -> ToolResult:
     return _result(loaded, applied.text, applied.replacements, fields)
 
 
-def apply_edits(text: str, edits: list[EditOperation], first_index: int = 0) -> tuple[str, int]:
+def apply_edits(
+    text: str, edits: list[EditOperation], first_index: int = 0, protected: list[Span] | None = None
+) -> tuple[str, int]:
     """Apply ``edits`` in order to ``text``; raises :class:`EditError` naming the failing index
-    (counted from ``first_index``)."""
-    protected: list[Span] = []
+    (counted from ``first_index``). ``protected`` spans count as inserted by an earlier edit."""
+    protected = list(protected or [])
     total = 0
     for i, op in enumerate(edits, start=first_index):
         if op.old_string == "":
@@ -255,7 +256,8 @@ async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> ToolResult:
         return loaded
     try:
         if first.old_string == "":
-            text, total = apply_edits(first.new_string, rest, first_index=1)
+            created = [(0, len(first.new_string))] if first.new_string else []
+            text, total = apply_edits(first.new_string, rest, first_index=1, protected=created)
             total += 1
         else:
             assert loaded.text is not None
