@@ -162,7 +162,7 @@ def _apply_chunks(file: FileText, chunks: list[Chunk], shown: str) -> FileText:
                 raise PatchError("hunk_not_found", f"Failed to apply hunk {number} of {shown}: could not find the "
                                  f"context line '@@ {header}' (searched from line {cursor + 1}).")
             cursor = at + 1
-        old, new = chunk.old_lines, chunk.new_lines
+        old, new, kept = chunk.old_lines, chunk.new_lines, chunk.kept
         if not old:
             at = cursor if any(chunk.contexts) and not chunk.end_of_file else len(lines)
             edits.append((at, 0, new))
@@ -170,14 +170,17 @@ def _apply_chunks(file: FileText, chunks: list[Chunk], shown: str) -> FileText:
         at = seek(lines, old, cursor, chunk.end_of_file)
         if at is None and old[-1] == "":
             old = old[:-1]
-            new = new[:-1] if new and new[-1] == "" else new
+            if new and new[-1] == "":
+                new, kept = new[:-1], kept[:-1]
             at = seek(lines, old, cursor, chunk.end_of_file) if old else None
         if at is None:
             where = " at the end of the file" if chunk.end_of_file else f" (searched from line {cursor + 1})"
             shown_lines = "\n".join(chunk.old_lines)
             raise PatchError("hunk_not_found", f"Failed to apply hunk {number} of {shown}: could not find the "
                              f"lines it changes{where}:\n{shown_lines}")
-        edits.append((at, len(old), new))
+        size = len(old)
+        edits.append((at, size, [text if k is None or k >= size else lines[at + k]
+                                 for text, k in zip(new, kept, strict=True)]))
         cursor = at + len(old)
     out_lines = list(lines)
     out_endings = list(file.endings)

@@ -70,6 +70,9 @@ class Chunk:
     old_lines: list[str] = field(default_factory=list)
     new_lines: list[str] = field(default_factory=list)
     end_of_file: bool = False
+    #: for each new line that is a context line, its index in ``old_lines`` (else ``None``):
+    #: the file's own spelling of a context line is kept, not the patch's approximation
+    kept: list[int | None] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -190,11 +193,13 @@ def _chunks(lines: list[str], i: int, last: int, op: UpdateFile) -> int:
                 chunk = Chunk()
             chunk.contexts.append(line[2:].strip())
         elif line.startswith(" ") or line == "":
+            chunk.kept.append(len(chunk.old_lines))
             chunk.old_lines.append(line[1:])
             chunk.new_lines.append(line[1:])
         elif line.startswith("-"):
             chunk.old_lines.append(line[1:])
         elif line.startswith("+"):
+            chunk.kept.append(None)
             chunk.new_lines.append(line[1:])
         else:
             raise PatchError("invalid_patch", f"line {i + 1}: a hunk line starts with ' ', '-' or '+' (updating "

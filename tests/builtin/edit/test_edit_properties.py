@@ -12,10 +12,10 @@ from pegboard_edit.engine import EditError, apply_edit, count, find_spans
 from pegboard_toolkit import decode, encode
 from tests.builtin.filetools import Files
 
-line_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=12)
+line_text = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n"), max_size=12)
 lines = st.lists(line_text, max_size=8)
 newline = st.sampled_from(["\n", "\r\n"])
-snippet = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), min_size=1, max_size=10)
+snippet = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\r"), min_size=1, max_size=10)
 
 
 @given(lines, newline, st.data())
@@ -30,6 +30,8 @@ def test_apply_then_revert_returns_the_original(body: list[str], nl: str, data: 
     assume(old != new and count(text, old) == 1)
     changed = apply_edit(text, old, new)
     assume(count(changed.text, new) == 1)
+    # a file left without any line break has no ending style to restore
+    assume("\n" in changed.text or "\n" not in text)
     back = apply_edit(changed.text, new, old)
     assert back.text == text
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builtin.filetools import Files, kind, board
+from tests.builtin.filetools import Files, board, kind
 
 
 @pytest.fixture
@@ -18,9 +18,8 @@ def files(tmp_path: Path) -> Iterator[Files]:
 
 
 def test_off_by_default_and_enabled_by_name(tmp_path: Path) -> None:
-    from pegboard.testing import isolated_pegboard
-
     import pegboard_edit
+    from pegboard.testing import isolated_pegboard
 
     plain = isolated_pegboard(pegboard_edit, cwd=tmp_path)
     assert "MultiEdit" not in plain.tools().enabled and "Edit" in plain.tools().enabled

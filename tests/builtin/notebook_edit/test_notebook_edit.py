@@ -87,7 +87,7 @@ def test_insert_after_a_cell_and_at_the_top(files: Files) -> None:
     assert new_id and cells(path)[1]["id"] == new_id
     assert not files.call("NotebookEdit", notebook_path=str(path), new_source="top", cell_type="code",
                           edit_mode="insert").is_error
-    assert [c["source"] for c in cells(path)][0] == "top"
+    assert cells(path)[0]["source"] == "top"
 
 
 def test_insert_needs_a_cell_type(files: Files) -> None:

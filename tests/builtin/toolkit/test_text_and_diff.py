@@ -51,7 +51,7 @@ def test_invalid_utf8_is_carried_and_labelled() -> None:
     assert encode(decoded.text + "!", decoded.format) == b"caf\xe9!"
 
 
-lf_lines = st.lists(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=5),
+lf_lines = st.lists(st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\r\n"), max_size=5),
                     max_size=12)
 
 
