@@ -14,6 +14,7 @@ from pegboard_toolkit.diff import (
     apply_hunks,
     format_hunks,
     patch_stats,
+    snippet,
     structured_patch,
     unified_diff,
 )
@@ -37,6 +38,7 @@ from pegboard_toolkit.text import (
     dominant_newline,
     encode,
     is_binary,
+    read_text,
     to_lf,
     with_newline,
 )
@@ -66,6 +68,8 @@ __all__ = [
     "missing_file_message",
     "near_match",
     "patch_stats",
+    "read_text",
+    "snippet",
     "structured_patch",
     "target_of",
     "to_lf",

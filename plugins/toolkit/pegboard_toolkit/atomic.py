@@ -15,6 +15,7 @@ returned for the old content, so they come back as they were.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -28,6 +29,11 @@ _CHUNK = 1 << 24
 
 class AtomicWriteError(OSError):
     """A write that could not be made; the target is unchanged. ``str()`` says why and where."""
+
+    @property
+    def kind(self) -> str:
+        """``permission_denied`` (no right to write there, read-only file system) or ``io_error``."""
+        return "permission_denied" if self.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "io_error"
 
 
 def _fsync_dir(directory: str) -> None:
@@ -95,26 +101,18 @@ def write_bytes(
             if old is not None:
                 os.fchmod(fd, stat.S_IMODE(old.st_mode))
                 if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
-                    try:
+                    with contextlib.suppress(OSError):  # not ours to give away; the mode stays
                         os.fchown(fd, old.st_uid, old.st_gid)
-                    except OSError:
-                        pass  # not ours to give away; the mode is kept all the same
             if fsync:
                 os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, target)
-    except OSError as exc:
-        try:
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
-        raise AtomicWriteError(exc.errno, f"cannot write {target}: {exc.strerror}") from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if isinstance(exc, OSError):
+            raise AtomicWriteError(exc.errno, f"cannot write {target}: {exc.strerror}") from None
         raise
     if fsync:
         _fsync_dir(str(directory))

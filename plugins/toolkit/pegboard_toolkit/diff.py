@@ -185,6 +185,28 @@ def unified_diff(old: str, new: str, old_name: str = "a", new_name: str = "b", c
     return f"--- {old_name}\n+++ {new_name}\n{format_hunks(hunks)}\n"
 
 
+def snippet(hunks: list[Hunk], max_lines: int = 40, max_line_chars: int = 500) -> str:
+    """The new side of ``hunks`` numbered like ``cat -n`` (what the file looks like now around
+    each change), hunks separated by ``...``; at most ``max_lines`` lines."""
+    out: list[str] = []
+    for h in hunks:
+        if out:
+            out.append("...")
+        number = h["newStart"]
+        for line in h["lines"]:
+            if line.startswith(("-", "\\")):
+                continue
+            body = line[1:]
+            if len(body) > max_line_chars:
+                body = body[:max_line_chars] + "..."
+            out.append(f"{number:>6}\t{body}")
+            number += 1
+        if len(out) >= max_lines:
+            out = [*out[:max_lines], "..."]
+            break
+    return "\n".join(out)
+
+
 def patch_stats(hunks: list[Hunk]) -> tuple[int, int]:
     """``(lines added, lines removed)`` over ``hunks``."""
     added = sum(1 for h in hunks for line in h["lines"] if line.startswith("+"))
@@ -225,6 +247,7 @@ __all__ = [
     "apply_hunks",
     "format_hunks",
     "patch_stats",
+    "snippet",
     "structured_patch",
     "unified_diff",
 ]

@@ -11,6 +11,7 @@ raises and a stray Latin-1 byte survives an edit elsewhere in the file.
 from __future__ import annotations
 
 import codecs
+import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -98,6 +99,12 @@ def decode(data: bytes) -> DecodedText:
     return DecodedText(text, TextFormat("utf-8", b"", errors, detect_newline(text)))
 
 
+def read_text(path: str | os.PathLike[str]) -> DecodedText:
+    """A file's text and format (:func:`decode` of its bytes); ``OSError`` if it cannot be read."""
+    with open(path, "rb") as fh:
+        return decode(fh.read())
+
+
 def encode(text: str, fmt: TextFormat = UTF8_LF) -> bytes:
     """``text`` as bytes in ``fmt`` (BOM first). Characters the encoding cannot hold are
     written as UTF-8 escapes would be for an escaped file, else replaced with ``?``."""
@@ -138,6 +145,7 @@ __all__ = [
     "dominant_newline",
     "encode",
     "is_binary",
+    "read_text",
     "to_lf",
     "with_newline",
 ]
