@@ -23,8 +23,8 @@ from pegboard import Subjects, TextBlock, ToolContext, ToolRegister, ToolResult,
 from pegboard_toolkit import (
     AtomicWriteError,
     ReadLedger,
-    decode,
     missing_file_message,
+    read_text,
     structured_patch,
     write_text,
 )
@@ -121,8 +121,7 @@ async def notebook_edit(input: NotebookEditInput, ctx: ToolContext) -> ToolResul
         kind = "stale_read" if stale.kind == "stale_read" else "not_read"
         return _fail(kind, stale.message, read_state=stale.kind)
     try:
-        with open(path, "rb") as fh:
-            decoded = decode(fh.read())
+        decoded = read_text(path)
     except OSError as exc:
         return _fail("io_error", f"Cannot read {path}: {exc.strerror}.")
     outcome = _edit(decoded.text, input, path)

@@ -20,8 +20,8 @@ from pegboard_toolkit import (
     AtomicWriteError,
     ReadLedger,
     TextFormat,
-    decode,
     encode,
+    read_text,
     snippet,
     structured_patch,
     to_lf,
@@ -95,8 +95,7 @@ async def write(input: WriteInput, ctx: ToolContext) -> ToolResult:
             kind = "stale_read" if stale.kind == "stale_read" else "not_read"
             return _fail(kind, stale.message, read_state=stale.kind)
         try:
-            with open(path, "rb") as fh:
-                decoded = decode(fh.read())
+            decoded = read_text(path)
         except OSError as exc:
             return _fail("io_error", f"Cannot read {path}: {exc.strerror}.")
         original, old_format = decoded.text, decoded.format

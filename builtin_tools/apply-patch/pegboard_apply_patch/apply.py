@@ -27,6 +27,8 @@ from pegboard_toolkit import (
     decode,
     dominant_newline,
     is_binary,
+    read_bytes,
+    remove,
     structured_patch,
     to_lf,
     write_bytes,
@@ -131,8 +133,7 @@ class Workspace:
             if path.is_dir():
                 raise PatchError("is_directory", f"{shown} is a directory, not a file")
             try:
-                with open(path, "rb") as fh:
-                    data: bytes | None = fh.read()
+                data: bytes | None = read_bytes(path)
             except FileNotFoundError:
                 data = None
             except OSError as exc:
@@ -242,7 +243,7 @@ def commit(ws: Workspace) -> None:
             original = ws.original.get(path)
             if state is None:
                 if original is not None:
-                    os.unlink(path)
+                    remove(path)
                     done.append(path)
                 continue
             write_text(path, state.text(), state.format, make_parents=True)

@@ -27,6 +27,7 @@ from pegboard_toolkit import (
     decode,
     is_binary,
     missing_file_message,
+    read_bytes,
     snippet,
     structured_patch,
     to_lf,
@@ -120,8 +121,7 @@ def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
 
 def _read(path: Path) -> bytes | ToolResult:
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        return read_bytes(path)
     except OSError as exc:
         return _fail("io_error", f"Cannot read {path}: {exc.strerror}.")
 

@@ -7,7 +7,7 @@ small and a fix lands in one place. It is a library, not a plugin: it registers 
 
 from __future__ import annotations
 
-from pegboard_toolkit.atomic import AtomicWriteError, target_of, write_bytes, write_text
+from pegboard_toolkit.atomic import AtomicWriteError, remove, target_of, write_bytes, write_text
 from pegboard_toolkit.diff import (
     NO_NEWLINE,
     Hunk,
@@ -38,6 +38,7 @@ from pegboard_toolkit.text import (
     dominant_newline,
     encode,
     is_binary,
+    read_bytes,
     read_text,
     to_lf,
     with_newline,
@@ -68,7 +69,9 @@ __all__ = [
     "missing_file_message",
     "near_match",
     "patch_stats",
+    "read_bytes",
     "read_text",
+    "remove",
     "snippet",
     "structured_patch",
     "target_of",

@@ -119,6 +119,13 @@ def write_bytes(
     return target
 
 
+def remove(path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    """Delete ``path`` (a symlink itself, not its target) and make the deletion durable."""
+    os.unlink(path)
+    if fsync:
+        _fsync_dir(os.path.dirname(os.path.abspath(os.fspath(path))))
+
+
 def write_text(
     path: str | os.PathLike[str],
     text: str,
@@ -131,4 +138,4 @@ def write_text(
     return write_bytes(path, encode(text, fmt), make_parents=make_parents, fsync=fsync)
 
 
-__all__ = ["AtomicWriteError", "target_of", "write_bytes", "write_text"]
+__all__ = ["AtomicWriteError", "remove", "target_of", "write_bytes", "write_text"]

@@ -99,10 +99,15 @@ def decode(data: bytes) -> DecodedText:
     return DecodedText(text, TextFormat("utf-8", b"", errors, detect_newline(text)))
 
 
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A file's bytes: the one place tools read files, so another backend can replace it."""
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def read_text(path: str | os.PathLike[str]) -> DecodedText:
     """A file's text and format (:func:`decode` of its bytes); ``OSError`` if it cannot be read."""
-    with open(path, "rb") as fh:
-        return decode(fh.read())
+    return decode(read_bytes(path))
 
 
 def encode(text: str, fmt: TextFormat = UTF8_LF) -> bytes:
@@ -145,6 +150,7 @@ __all__ = [
     "dominant_newline",
     "encode",
     "is_binary",
+    "read_bytes",
     "read_text",
     "to_lf",
     "with_newline",
