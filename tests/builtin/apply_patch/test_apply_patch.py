@@ -50,6 +50,21 @@ def test_optional_unless_named_or_switched_on(tmp_path: Path) -> None:
     assert tool is not None and {"fs", "file"} <= set(tool.groups) and tool.family == "Edit"
 
 
+def test_other_providers_get_it_only_with_all_models(tmp_path: Path) -> None:
+    import pegboard_provider_openai
+
+    def enabled(provider: str, **exec_: bool) -> bool:
+        pb = isolated_pegboard(pegboard_apply_patch, pegboard_provider_openai, cwd=tmp_path,
+                               config={"tools": {"exec": {"applyPatch": {"enabled": True, **exec_}}}})
+        return "ApplyPatch" in pb.tools(provider=provider, model="m").enabled
+
+    assert enabled("openai") and not enabled("anthropic")
+    assert enabled("anthropic", allModels=True) and not enabled("anthropic", allModels=False)
+    pb = isolated_pegboard(pegboard_apply_patch, pegboard_provider_openai, cwd=tmp_path,
+                           config={"tools": {"exec": {"applyPatch": {"enabled": True}}}})
+    assert "ApplyPatch" in pb.tools().enabled  # no provider known: offered
+
+
 def test_add_update_move_delete_in_one_patch(files: Files) -> None:
     (files.root / "app.py").write_text("import os\n\ndef main():\n    print('hi')\n")
     (files.root / "old.txt").write_text("bye\n")
