@@ -218,3 +218,39 @@ def test_an_edit_deny_rule_blocks_the_call(tmp_path: Path) -> None:
         assert result.is_error and result.reason == "denied"
     finally:
         files.close()
+
+
+def test_a_symlink_loop_is_an_error_not_a_crash(files: Files) -> None:
+    (files.root / "loop-a").symlink_to(files.root / "loop-b")
+    (files.root / "loop-b").symlink_to(files.root / "loop-a")
+    result = files.call("Edit", file_path=str(files.root / "loop-a"), old_string="a", new_string="b")
+    assert kind(result) == "io_error"
+    result = files.call("Write", file_path=str(files.root / "loop-a"), content="x")
+    assert kind(result) == "io_error"
+    result = files.call("ApplyPatch", input="*** Begin Patch\n*** Update File: loop-a\n-a\n+b\n*** End Patch")
+    assert kind(result) == "io_error"
+
+
+def test_read_only_directory_edit_fails_cleanly() -> None:
+    import shutil
+    import tempfile
+
+    from tests.builtin.filetools import unprivileged
+
+    base = Path(tempfile.mkdtemp(prefix="pegboard-ro-edit-"))
+    files = Files(base)
+    try:
+        base.chmod(0o755)
+        path = base / "a.txt"
+        path.write_text("one\n")
+        path.chmod(0o666)
+        files.read(path)
+        base.chmod(0o555)
+        with unprivileged():
+            result = files.call("Edit", file_path=str(path), old_string="one", new_string="two")
+        assert kind(result) == "permission_denied" and str(base) in result.text
+        assert path.read_text() == "one\n" and [p.name for p in base.iterdir()] == ["a.txt"]
+    finally:
+        files.close()
+        base.chmod(0o755)
+        shutil.rmtree(base)
