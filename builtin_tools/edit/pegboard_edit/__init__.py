@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +65,13 @@ def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
     return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
 
 
+@dataclass
 class _Loaded:
-    """The file as found: its text and format, or nothing yet (a file to create)."""
+    """The file as found: its text and format, or ``None`` for both (a file to create)."""
 
-    def __init__(self, path: Path, text: str | None, fmt: TextFormat | None) -> None:
-        self.path = path
-        self.text = text
-        self.format = fmt
+    path: Path
+    text: str | None
+    format: TextFormat | None
 
 
 def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
