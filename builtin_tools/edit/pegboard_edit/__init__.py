@@ -11,6 +11,7 @@ nothing, and refuses an edit that matches text an earlier one inserted
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from dataclasses import dataclass
@@ -20,9 +21,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pegboard import Subjects, TextBlock, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
-from pegboard_edit.engine import Applied, EditError, Span, apply_edit
+from pegboard_edit import bigfile
+from pegboard_edit.engine import Applied, EditError, Span, apply_edit, not_found, not_unique
 from pegboard_toolkit import (
     AtomicWriteError,
+    DecodedText,
+    Hunk,
     ReadLedger,
     TextFormat,
     decode,
@@ -32,6 +36,7 @@ from pegboard_toolkit import (
     snippet,
     structured_patch,
     to_lf,
+    write_chunks,
     write_text,
 )
 
@@ -67,11 +72,22 @@ def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
 
 @dataclass
 class _Loaded:
-    """The file as found: its text and format, or ``None`` for both (a file to create)."""
+    """The file as found: its bytes, decoded on first use; ``data`` is ``None`` for a file
+    to create."""
 
     path: Path
-    text: str | None
-    format: TextFormat | None
+    data: bytes | None
+    _decoded: DecodedText | None = None
+
+    @property
+    def decoded(self) -> DecodedText:
+        if self._decoded is None:
+            self._decoded = decode(self.data or b"")
+        return self._decoded
+
+    @property
+    def text(self) -> str | None:
+        return None if self.data is None else self.decoded.text
 
 
 def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
@@ -81,7 +97,7 @@ def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
         st = os.stat(path)
     except FileNotFoundError:
         if creating:
-            return _Loaded(path, None, None)
+            return _Loaded(path, None)
         return _fail("file_not_found", missing_file_message(path, ctx.cwd))
     except OSError as exc:
         return _fail("io_error", f"Cannot access {path}: {exc.strerror}.")
@@ -93,20 +109,18 @@ def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
         return _fail("notebook", f"{path} is a Jupyter notebook. Use the NotebookEdit tool to edit it.")
     if st.st_size > MAX_EDIT_BYTES:
         return _fail("file_too_large", f"{path} is {st.st_size:,} bytes; Edit changes files up to {MAX_EDIT_BYTES:,}.")
-    if creating and st.st_size:
-        data = _read(path)
+    if creating:
+        data = _read(path) if st.st_size else b""
         if isinstance(data, ToolResult):
             return data
-        decoded = decode(data)
-        if decoded.text:
+        loaded = _Loaded(path, data)
+        if loaded.decoded.text:
             return _fail(
                 "file_exists",
                 f"Cannot create {path}: the file already exists. Give the text to replace as old_string, "
                 "or use Write to replace the whole file.",
             )
-        return _Loaded(path, decoded.text, decoded.format)
-    if creating:
-        return _Loaded(path, "", TextFormat(newline="lf"))
+        return loaded
     stale = ReadLedger.of(ctx).require_fresh(path)
     if stale is not None:
         kind = "stale_read" if stale.kind == "stale_read" else "not_read"
@@ -116,8 +130,7 @@ def _load(path: Path, ctx: ToolContext, creating: bool) -> _Loaded | ToolResult:
         return data
     if is_binary(data):
         return _fail("binary_file", f"{path} is a binary file; Edit changes text files.")
-    decoded = decode(data)
-    return _Loaded(path, decoded.text, decoded.format)
+    return _Loaded(path, data)
 
 
 def _read(path: Path) -> bytes | ToolResult:
@@ -128,19 +141,24 @@ def _read(path: Path) -> bytes | ToolResult:
 
 
 def _save(loaded: _Loaded, new_text: str, ctx: ToolContext) -> ToolResult | None:
-    fmt = loaded.format or TextFormat(newline="lf")
+    fmt = loaded.decoded.format if loaded.data else TextFormat(newline="lf")
     try:
-        write_text(loaded.path, new_text, fmt, make_parents=loaded.text is None)
+        write_text(loaded.path, new_text, fmt, make_parents=loaded.data is None)
     except AtomicWriteError as exc:
         return _fail(exc.kind, f"{exc}.")
     ReadLedger.of(ctx).record_write(loaded.path)
     return None
 
 
-def _result(loaded: _Loaded, new_text: str, replacements: int, fields: dict[str, Any]) -> ToolResult:
-    original = loaded.text if loaded.text is not None else ""
-    hunks = structured_patch(to_lf(original), to_lf(new_text))
-    created = loaded.text is None
+def _result(
+    loaded: _Loaded,
+    hunks: list[Hunk],
+    original: str | None,
+    replacements: int,
+    fields: dict[str, Any],
+    encoding: str,
+) -> ToolResult:
+    created = loaded.data is None
     verb = "created" if created else "updated"
     message = f"The file {loaded.path} has been {verb}"
     message += f" ({replacements} replacement{'s' if replacements != 1 else ''})." if not created else "."
@@ -151,15 +169,45 @@ def _result(loaded: _Loaded, new_text: str, replacements: int, fields: dict[str,
         "filePath": str(loaded.path),
         "file_path": str(loaded.path),
         **fields,
-        "originalFile": original if len(original) <= MAX_ORIGINAL_CHARS else None,
+        "originalFile": original if original is not None and len(original) <= MAX_ORIGINAL_CHARS else None,
         "structuredPatch": hunks,
         "userModified": False,
         "message": message,
         "replacements": replacements,
         "type": "create" if created else "update",
-        "encoding": (loaded.format.label if loaded.format else "utf-8"),
+        "encoding": encoding,
     }
     return ToolResult(content=[TextBlock(text=text)], structured=structured)
+
+
+def _text_result(loaded: _Loaded, new_text: str, replacements: int, fields: dict[str, Any]) -> ToolResult:
+    original = loaded.text or ""
+    hunks = structured_patch(to_lf(original), to_lf(new_text))
+    label = loaded.decoded.format.label if loaded.data else "utf-8"
+    return _result(loaded, hunks, original if loaded.data is not None else None, replacements, fields, label)
+
+
+def _edit_in_bytes(loaded: _Loaded, old: bytes, input: EditInput, ctx: ToolContext) -> ToolResult:
+    """Edit's one replacement in a big UTF-8 file, without decoding it (see ``bigfile``)."""
+    data = loaded.data
+    assert data is not None
+    at = data.find(old)
+    if at < 0:
+        err = not_found(input.old_string)
+        return _fail(err.kind, err.message)
+    if data.find(old, at + len(old)) >= 0:
+        err = not_unique(data.count(old), input.old_string)
+        return _fail(err.kind, err.message)
+    new = to_lf(input.new_string).encode("utf-8")
+    view = memoryview(data)
+    try:
+        write_chunks(loaded.path, [view[:at], new, view[at + len(old):]])
+    except AtomicWriteError as exc:
+        return _fail(exc.kind, f"{exc}.")
+    ReadLedger.of(ctx).record_write(loaded.path)
+    fields = {"oldString": input.old_string, "newString": input.new_string, "replaceAll": False}
+    label = "utf-8 with BOM" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    return _result(loaded, bigfile.window_patch(data, at, len(old), new), None, 1, fields, label)
 
 
 def _edit_subjects(input: EditInput | MultiEditInput) -> Subjects:
@@ -197,6 +245,10 @@ async def edit(input: EditInput, ctx: ToolContext) -> ToolResult:
     loaded = _load(path, ctx, creating=input.old_string == "")
     if isinstance(loaded, ToolResult):
         return loaded
+    if loaded.data is not None and input.old_string:
+        old = bigfile.usable(loaded.data, input.old_string, input.new_string, input.replace_all)
+        if old is not None:
+            return _edit_in_bytes(loaded, old, input, ctx)
     if loaded.text is None or input.old_string == "":
         applied = Applied(input.new_string, 1)
     else:
@@ -208,7 +260,7 @@ async def edit(input: EditInput, ctx: ToolContext) -> ToolResult:
     if failed is not None:
         return failed
     fields = {"oldString": input.old_string, "newString": input.new_string, "replaceAll": input.replace_all}
-    return _result(loaded, applied.text, applied.replacements, fields)
+    return _text_result(loaded, applied.text, applied.replacements, fields)
 
 
 def apply_edits(
@@ -273,7 +325,7 @@ async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> ToolResult:
         "originalFileContents": loaded.text if loaded.text is not None and len(loaded.text) <= MAX_ORIGINAL_CHARS
         else None,
     }
-    return _result(loaded, text, total, fields)
+    return _text_result(loaded, text, total, fields)
 
 
 @hookimpl

@@ -28,6 +28,24 @@ class EditError(Exception):
         self.index = index
 
 
+def _where(index: int | None) -> str:
+    return f"edits[{index}]: " if index is not None else ""
+
+
+def not_found(old: str, index: int | None = None) -> EditError:
+    return EditError("not_found", f"{_where(index)}String to replace not found in file.\nString: {old}", index)
+
+
+def not_unique(n: int, old: str, index: int | None = None) -> EditError:
+    return EditError(
+        "not_unique",
+        f"{_where(index)}Found {n} matches of the string to replace, but replace_all is false. To replace all "
+        "occurrences, set replace_all to true. To replace only one occurrence, please provide more context to "
+        f"uniquely identify the instance.\nString: {old}",
+        index,
+    )
+
+
 def find_spans(text: str, old: str) -> list[Span]:
     """Every non-overlapping occurrence of ``old`` in ``text``, left to right, as ``(start,
     end)`` in ``text``; ``\\r\\n`` in either counts as ``\\n``."""
@@ -102,7 +120,7 @@ def apply_edit(
     occurrence overlapping one is ``conflicts_with_previous_edit``. The returned ``inserted``
     spans are the given protected spans moved to their new places plus this edit's own.
     """
-    where = f"edits[{index}]: " if index is not None else ""
+    where = _where(index)
     if old == new:
         raise EditError("no_change", f"{where}No changes to make: old_string and new_string are exactly the same.",
                         index)
@@ -118,7 +136,7 @@ def apply_edit(
     else:
         spans = find_spans(text, old)
     if not spans:
-        raise EditError("not_found", f"{where}String to replace not found in file.\nString: {old}", index)
+        raise not_found(old, index)
     for s, e in spans:
         for a, b in protected or ():
             if s < b and a < e:
@@ -130,13 +148,7 @@ def apply_edit(
                     index,
                 )
     if len(spans) > 1 and not replace_all:
-        raise EditError(
-            "not_unique",
-            f"{where}Found {len(spans)} matches of the string to replace, but replace_all is false. To replace all "
-            "occurrences, set replace_all to true. To replace only one occurrence, please provide more context to "
-            f"uniquely identify the instance.\nString: {old}",
-            index,
-        )
+        raise not_unique(len(spans), old, index)
     usual = dominant_newline(text)
     parts: list[str] = []
     inserted: list[Span] = []
@@ -165,4 +177,4 @@ def apply_edit(
     return Applied("".join(parts), len(spans), sorted(moved + inserted))
 
 
-__all__ = ["Applied", "EditError", "Span", "apply_edit", "count", "find_spans"]
+__all__ = ["Applied", "EditError", "Span", "apply_edit", "count", "find_spans", "not_found", "not_unique"]

@@ -7,7 +7,7 @@ small and a fix lands in one place. It is a library, not a plugin: it registers 
 
 from __future__ import annotations
 
-from pegboard_toolkit.atomic import AtomicWriteError, remove, target_of, write_bytes, write_text
+from pegboard_toolkit.atomic import AtomicWriteError, remove, target_of, write_bytes, write_chunks, write_text
 from pegboard_toolkit.diff import (
     NO_NEWLINE,
     Hunk,
@@ -79,5 +79,6 @@ __all__ = [
     "unified_diff",
     "with_newline",
     "write_bytes",
+    "write_chunks",
     "write_text",
 ]

@@ -20,6 +20,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from pegboard_toolkit.text import UTF8_LF, TextFormat, encode
@@ -68,6 +69,20 @@ def write_bytes(
     (when allowed) its owner and group. ``make_parents`` creates missing directories.
     Raises :class:`AtomicWriteError` (an ``OSError`` with the original ``errno``).
     """
+    return write_chunks(path, [data], make_parents=make_parents, fsync=fsync)
+
+
+def write_chunks(
+    path: str | os.PathLike[str],
+    chunks: Sequence[bytes | memoryview],
+    *,
+    make_parents: bool = False,
+    fsync: bool = True,
+) -> Path:
+    """:func:`write_bytes` of the chunks one after the other: an edit of a big file writes
+    the untouched head and tail as views of the old bytes, without joining them first.
+
+    """
     target = target_of(path)
     directory = target.parent
     if make_parents:
@@ -92,12 +107,13 @@ def write_bytes(
         raise AtomicWriteError(exc.errno, f"cannot write in {where}: {exc.strerror}") from None
     try:
         try:
-            view = memoryview(data)
-            for start in range(0, len(view), _CHUNK):
-                chunk = view[start:start + _CHUNK]
-                while chunk:
-                    written = os.write(fd, chunk)
-                    chunk = chunk[written:]
+            for data in chunks:
+                view = memoryview(data)
+                for start in range(0, len(view), _CHUNK):
+                    chunk = view[start:start + _CHUNK]
+                    while chunk:
+                        written = os.write(fd, chunk)
+                        chunk = chunk[written:]
             if old is not None:
                 os.fchmod(fd, stat.S_IMODE(old.st_mode))
                 if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
@@ -138,4 +154,4 @@ def write_text(
     return write_bytes(path, encode(text, fmt), make_parents=make_parents, fsync=fsync)
 
 
-__all__ = ["AtomicWriteError", "remove", "target_of", "write_bytes", "write_text"]
+__all__ = ["AtomicWriteError", "remove", "target_of", "write_bytes", "write_chunks", "write_text"]

@@ -58,6 +58,8 @@ class DecodedText:
 
 def detect_newline(text: str) -> Newline:
     """The line-ending style of ``text``: one style throughout, ``mixed``, or ``none``."""
+    if "\r" not in text:  # one fast scan for the common case
+        return "lf" if "\n" in text else "none"
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     cr = text.count("\r") - crlf
@@ -71,6 +73,8 @@ def detect_newline(text: str) -> Newline:
 
 def dominant_newline(text: str) -> str:
     """The line ending most lines of ``text`` use (``"\\n"`` when there is none or a tie)."""
+    if "\r" not in text:
+        return "\n"
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     return "\r\n" if crlf > lf else "\n"

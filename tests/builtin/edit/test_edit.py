@@ -254,3 +254,25 @@ def test_read_only_directory_edit_fails_cleanly() -> None:
         files.close()
         base.chmod(0o755)
         shutil.rmtree(base)
+
+
+def test_a_big_file_is_edited_in_place_of_its_bytes(files: Files) -> None:
+    lines = [f"{i:07d} caf\xe9 ünïcode\n".encode() for i in range(60_000)]
+    lines[100] = b"invalid \xff byte\n"
+    data = b"".join(lines)
+    assert len(data) > (1 << 20)
+    path = read_file(files, "big.txt", data)
+    result = files.call("Edit", file_path=str(path), old_string="0030000 café", new_string="0030000 CAFÉ")
+    assert not result.is_error, result.text
+    assert path.read_bytes() == data.replace("0030000 café".encode(), "0030000 CAFÉ".encode())
+    s = result.structured
+    assert s is not None and s["originalFile"] is None and s["replacements"] == 1
+    row = "{:07d} café ünïcode".format
+    assert s["structuredPatch"] == [{
+        "oldStart": 29998, "oldLines": 7, "newStart": 29998, "newLines": 7,
+        "lines": [" " + row(29997), " " + row(29998), " " + row(29999), "-" + row(30000),
+                  "+0030000 CAFÉ ünïcode", " " + row(30001), " " + row(30002), " " + row(30003)],
+    }]
+    assert kind(files.call("Edit", file_path=str(path), old_string="ünïcode", new_string="x")) == "not_unique"
+    assert kind(files.call("Edit", file_path=str(path), old_string="nowhere", new_string="x")) == "not_found"
+    assert path.read_bytes()[:len(lines[0])] == lines[0]

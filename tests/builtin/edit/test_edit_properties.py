@@ -78,3 +78,28 @@ def test_the_tool_never_fails_without_an_error_kind(data: bytes, old: str, new: 
                 assert encode(after.text, after.format) == path.read_bytes()
         finally:
             files.close()
+
+
+utf8ish = st.lists(st.one_of(st.sampled_from([b"\n", b"\xe9", b"\xe2\x82", "€".encode(), "ü".encode(), b"ab"]),
+                             st.text("abc \n", max_size=4).map(str.encode)), max_size=30).map(b"".join)
+
+
+@given(utf8ish, st.text("abc €ü\n", min_size=1, max_size=4), st.text("xyz €\n", max_size=4))
+def test_the_byte_path_agrees_with_the_text_path(data: bytes, old: str, new: str) -> None:
+    from pegboard_edit import bigfile
+    from pegboard_toolkit import structured_patch
+
+    old_bytes = old.encode()
+    assume(old != new and b"\r" not in data)
+    decoded = decode(data)
+    try:
+        expected = encode(apply_edit(decoded.text, old, new).text, decoded.format)
+    except EditError as exc:
+        assert exc.kind in {"not_found", "not_unique"}
+        assert (data.count(old_bytes) == 0) == (exc.kind == "not_found")
+        return
+    assert data.count(old_bytes) == 1
+    at = data.find(old_bytes)
+    assert data[:at] + new.encode() + data[at + len(old_bytes):] == expected
+    hunks = bigfile.window_patch(data, at, len(old_bytes), new.encode())
+    assert hunks == structured_patch(decoded.text, decode(expected).text)
