@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-PAYLOAD = 400_000
+PAYLOAD = 1_200_000  # over the byte-path threshold of Edit, so both write paths run
 VALID = re.compile(rb"\Aversion \d+(b)?\n(x{%d})\nEND\n\Z" % PAYLOAD)
 
 WORKER = textwrap.dedent(
