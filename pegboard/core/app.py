@@ -58,11 +58,14 @@ class Pegboard:
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         if layers is None:
             layers = discover_layers(self.cwd.resolve(), [Path(p) for p in config_files], env=self.env)
+        from pegboard.core.sections import only_narrowing
+
+        layers, trust_notices = only_narrowing(layers)
         loaded = load_layers(layers)
         self.loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
-        self.warnings: list[str] = list(loaded.warnings)
+        self.warnings: list[str] = list(loaded.warnings) + trust_notices
         self.default_timeout = default_timeout
         self.pm = new_plugin_manager()
         self.registry = Registry()
@@ -74,6 +77,8 @@ class Pegboard:
             loader.load_entry_points()
         loader.load_objects(plugins)
         self.plugins: list[PluginInfo] = loader.infos
+        self._settings: dict[str, Any] = {}
+        self._apply_config_sections()
         self.secrets = secret_values(self.env)
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
@@ -86,6 +91,49 @@ class Pegboard:
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
         self._announce_ready()
+
+    def _apply_config_sections(self) -> None:
+        """Plugins' config sections: untrusted projects lose their widening keys, each section
+        is validated in every layer, and its keys stop counting as unknown."""
+        import re
+
+        from pegboard.core.config import ConfigError
+        from pegboard.core.sections import covered_by, only_narrowing, section_problems
+
+        sections = list(self.registry.config_sections.values())
+        if not sections:
+            return
+        narrowed, notices = only_narrowing(self.layers, sections)
+        if notices:
+            loaded = load_layers(narrowed)
+            self.loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self.warnings.extend(notices)
+        errors, section_warnings = section_problems(self.layers, sections)
+        if errors:
+            raise ConfigError("\n".join(dict.fromkeys(errors)))
+        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)$")
+        kept = []
+        for warning in self.warnings:
+            match = unknown.search(warning)
+            if match is None or not covered_by(match.group(1), sections):
+                kept.append(warning)
+        self.warnings = kept + section_warnings
+        self.loaded_config.warnings = [w for w in self.loaded_config.warnings if w in kept] + section_warnings
+
+    def settings(self, key: str) -> Any:
+        """The merged, validated value of the config section ``key`` (its model's defaults
+        when no file sets it); ``KeyError`` when no plugin registered that section."""
+        section = self.registry.config_sections.get(key)
+        if section is None:
+            known = ", ".join(sorted(self.registry.config_sections)) or "(none)"
+            raise KeyError(f"no plugin registered the config section {key!r}; registered: {known}")
+        if key not in self._settings:
+            from pegboard.core.config import merge_layers
+            from pegboard.core.sections import get_path
+
+            value = get_path(merge_layers(self.layers)[0], key)
+            self._settings[key] = section.model.model_validate(value if value is not None else {})
+        return self._settings[key]
 
     @cached_property
     def pipeline(self) -> CallPipeline:
@@ -284,7 +332,9 @@ class Pegboard:
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
         registered = self.tool(tool)
-        decision = engine.check(registered.name if registered else tool, tool_input, registered)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, registered.name if registered else tool, tool_input, registered)
         if registered is None or not self.hooks.has("check_permission"):
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
@@ -298,7 +348,9 @@ class Pegboard:
             additional_dirs=ctx.additional_dirs,
             session_rules=ctx.session.session_rules() if ctx.session is not None else None,
         )
-        decision = engine.check(call.name, call.input, call.tool)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, call.name, call.input, call.tool)
         if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
             return narrowed
         return await self._combine_permission(decision, call, ctx, errors)
@@ -454,6 +506,7 @@ class Pegboard:
                 subagent=selection.subagent,
                 provider=selection.provider,
                 model=selection.model,
+                profile=selection.profile,
                 session_id=session.id,
                 tool_use_id=tool_use_id,
                 call_rules=policy.call_rules,
@@ -491,12 +544,50 @@ class Pegboard:
             if answers:
                 self._store = answers[0]
             else:
-                from pegboard.core.store import STORE_FILE, SQLiteSessionStore, default_data_dir
+                from pegboard.core.sqlitestore import SQLiteSessionStore
+                from pegboard.core.store import STORE_FILE, default_data_dir
 
                 sqlite = SQLiteSessionStore(default_data_dir(self.data_env()) / STORE_FILE)
                 self.warnings.extend(sqlite.notices)
                 self._store = sqlite
         return self._store
+
+    def retention_seconds(self) -> float:
+        """How long an untouched session is kept (``sessions.retentionDays``, default 30 days)."""
+        return float(self.config.sessions.retention_days) * 86400.0
+
+    def prune_sessions(self, older_than: float | None = None, *, now: float | None = None) -> list[str]:
+        """Remove stored sessions untouched for ``older_than`` seconds (default: the retention)."""
+        import shutil
+        import time
+
+        from pegboard.core.store import default_data_dir
+
+        age = self.retention_seconds() if older_than is None else older_than
+        cutoff = (time.time() if now is None else now) - age
+        removed: list[str] = []
+        store = self.session_store
+        open_ids = {s.id for s in self._open_sessions.values()}
+        for record in store.sessions():
+            if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
+                removed.append(record.id)
+                directory = default_data_dir(self.data_env()) / "sessions" / record.id
+                shutil.rmtree(directory, ignore_errors=True)
+        return removed
+
+    def _prune_now_and_then(self, store: SessionStore) -> None:
+        """Prune expired sessions at most once a day, when a persisted session opens."""
+        import time
+
+        now = time.time()
+        last = store.get("", "pegboard-last-prune")
+        try:
+            due = last is None or now - float(last) > 86400.0
+        except ValueError:
+            due = True
+        if due:
+            store.put("", "pegboard-last-prune", repr(now))
+            self.prune_sessions()
 
     def _memory_session(self, session_id: str | None = None) -> Session:
         sid = validate_session_id(session_id) if session_id is not None else DEFAULT_MEMORY_SESSION
@@ -539,6 +630,8 @@ class Pegboard:
             if mode not in PERMISSION_MODES:
                 raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
         store = self.session_store if persist else self._memory_store
+        if persist:
+            self._prune_now_and_then(store)
         sid = session_id or new_session_id()
         existing = store.load(sid) if session_id is not None else None
         if existing is not None and existing.owner is not None and existing.owner != owner:
@@ -567,7 +660,10 @@ class Pegboard:
             record = _replace(existing, **changes)
             if changes:
                 store.save(record)
-        session = Session(self, record, store, persisted=persist, approver=approver, resumed=existing is not None)
+        quota = int(self.config.sessions.result_quota_mib * 1024 * 1024)
+        session = Session(
+            self, record, store, persisted=persist, approver=approver, resumed=existing is not None, result_quota=quota
+        )
         self._open_sessions[session.id + f"#{id(session)}"] = session
         return session
 
