@@ -96,6 +96,22 @@ def require_ripgrep(env: Mapping[str, str] | None = None, *, use_wheel: bool = T
     return found
 
 
+BACKENDS = ("auto", "ripgrep", "python")
+
+
+def choose_backend(choice: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """The rg to run for a tool whose ``backend`` setting is ``choice``, or ``None`` for the
+    pure-Python walk: ``auto`` (default) takes rg when there is one, ``ripgrep`` insists on
+    it (``RipgrepUnavailable`` without), ``python`` never runs rg."""
+    if choice in (None, "", "auto"):
+        return find_ripgrep(env)
+    if choice == "ripgrep":
+        return require_ripgrep(env)
+    if choice == "python":
+        return None
+    raise ValueError(f"unknown search backend {choice!r}; use one of {', '.join(BACKENDS)}")
+
+
 @dataclass(frozen=True)
 class RgResult:
     """What one rg run produced. ``cut`` means output stopped at ``max_lines`` and rg was ended."""
@@ -110,6 +126,15 @@ class RgResult:
     def diagnostic(self) -> str:
         """rg's own error text, as it printed it."""
         return self.stderr.strip()
+
+    @property
+    def failed(self) -> bool:
+        """rg refused the request (a bad regex, glob or type): exit 2 with a message that is
+        not only per-file I/O errors (an unreadable file still lets the search finish)."""
+        if self.returncode != 2:
+            return False
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        return any("(os error" not in line for line in lines) or not lines
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
@@ -192,9 +217,11 @@ async def run_ripgrep(
 
 
 __all__ = [
+    "BACKENDS",
     "RG_UNAVAILABLE",
     "RgResult",
     "RipgrepUnavailable",
+    "choose_backend",
     "find_ripgrep",
     "require_ripgrep",
     "run_ripgrep",

@@ -18,7 +18,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -133,31 +133,41 @@ def split_glob(pattern: str) -> tuple[str, str]:
     return base, parts[-1]
 
 
+def _glob_hit(glob: str, path: str) -> bool:
+    anchored = glob.startswith("/") or "/" in glob.rstrip("/")
+    body = glob.strip("/") if anchored else glob.rstrip("/")
+    return bool(compile_glob(body).match(path if anchored else path.rsplit("/", 1)[-1]))
+
+
 def rg_glob_matches(rel: str, globs: Sequence[str]) -> bool:
-    """rg ``--glob`` semantics: a glob without ``/`` matches the file name at any depth, one
-    with ``/`` the path from the search root; ``!`` excludes; the last matching glob wins."""
+    """rg ``--glob`` semantics for a file at ``rel``: a glob without ``/`` matches a name at
+    any depth, one with ``/`` the path from the search root; ``!`` excludes, and a negated
+    glob that matches a directory excludes everything below it; among the globs that match
+    the file the last one wins; with any positive glob, a file no glob matches is left out."""
+    parts = rel.split("/")
+    for raw in globs:
+        if raw.startswith("!"):
+            for i in range(1, len(parts)):
+                if _glob_hit(raw[1:], "/".join(parts[:i])):
+                    return False
     verdict: bool | None = None
     positives = False
-    name = rel.rsplit("/", 1)[-1]
     for raw in globs:
         negate = raw.startswith("!")
         glob = raw[1:] if negate else raw
         positives |= not negate
-        anchored = "/" in glob.rstrip("/")
-        target = rel if anchored else name
-        if compile_glob(glob.lstrip("/") if anchored else glob).match(target) or (
-            anchored and _dir_prefix_matches(rel, glob.lstrip("/"))
-        ):
+        if glob.endswith("/"):
+            continue
+        if _glob_hit(glob, rel):
             verdict = not negate
     if verdict is None:
         return not positives
     return verdict
 
 
-def _dir_prefix_matches(rel: str, glob: str) -> bool:
-    parts = rel.split("/")
-    regex = compile_glob(glob.rstrip("/"))
-    return any(regex.match("/".join(parts[:i])) for i in range(1, len(parts)))
+def positive_glob_matches(rel: str, globs: Sequence[str]) -> bool:
+    """Whether a positive glob picks the file at ``rel`` (rg lets such a glob override ignore files)."""
+    return any(not g.startswith("!") and not g.endswith("/") and _glob_hit(g, rel) for g in globs)
 
 
 @dataclass
@@ -197,6 +207,7 @@ class _Walker:
     ignore: bool
     deadline: float | None
     clock: Any = time.monotonic
+    force_include: Callable[[str], bool] | None = None
     repo: str | None = None
     seen: int = 0
     layers: list[_IgnoreLayer] = field(default_factory=list)
@@ -272,7 +283,8 @@ class _Walker:
                         continue
                     yield from self._dir(entry.path, child_rel + "/", layers)
                 elif entry.is_file(follow_symlinks=False):
-                    if self.ignore and self.ignored(entry.path, False, layers):
+                    forced = self.force_include is not None and self.force_include(child_rel)
+                    if self.ignore and not forced and self.ignored(entry.path, False, layers):
                         continue
                     yield child_rel
             except OSError:
@@ -280,13 +292,19 @@ class _Walker:
 
 
 def walk_files(
-    root: Path | str, *, ignore: bool, deadline: float | None = None, clock: Any = time.monotonic
+    root: Path | str,
+    *,
+    ignore: bool,
+    deadline: float | None = None,
+    clock: Any = time.monotonic,
+    force_include: Callable[[str], bool] | None = None,
 ) -> Iterator[str]:
     """Relative ``/``-separated paths of the regular files under ``root`` (see the module doc).
 
-    ``deadline`` is a ``clock()`` value after which the walk raises ``WalkTimeout``.
+    ``deadline`` is a ``clock()`` value after which the walk raises ``WalkTimeout``;
+    ``force_include(rel)`` lists an ignored file anyway (rg's positive ``--glob``).
     """
-    return _Walker(os.path.abspath(str(root)), ignore, deadline, clock).walk()
+    return _Walker(os.path.abspath(str(root)), ignore, deadline, clock, force_include).walk()
 
 
 def vcs_exclude_globs() -> list[str]:
@@ -368,6 +386,7 @@ __all__ = [
     "deny_globs",
     "find_repo_root",
     "has_magic",
+    "positive_glob_matches",
     "read_deny_specs",
     "rg_glob_matches",
     "split_glob",
