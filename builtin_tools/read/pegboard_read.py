@@ -24,6 +24,7 @@ from pegboard import (
     StashKey,
     Subjects,
     TextBlock,
+    ToolCall,
     ToolContext,
     ToolRegister,
     ToolResult,
@@ -36,6 +37,7 @@ from pegboard_toolkit import (
     ImageLimitsError,
     LineIndexCache,
     ReadLedger,
+    fit_result_images,
     image_limits,
     process_image,
     read_lines,
@@ -324,7 +326,7 @@ def _text(path: Path, input: ReadInput, ctx: ToolContext) -> ToolResult:
 def _limits(ctx: ToolContext) -> Any:
     selection = ctx.selection
     data = ctx.config.data if ctx.config is not None else {}
-    return image_limits(data, selection.provider, selection.model)
+    return image_limits(data, ctx.provider or selection.provider, ctx.model or selection.model)
 
 
 def _image(path: Path, size: int, ctx: ToolContext) -> ToolResult:
@@ -502,3 +504,16 @@ def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(read)
+
+
+@hookimpl
+def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult | None:
+    """Every tool's images (MCP tools' too) re-processed to the current model's limits before
+    the result goes to the model; an image that cannot be processed is kept as it came."""
+    if call.tool.name == "Read" or not any(isinstance(b, ImageBlock) for b in result.content):
+        return None
+    try:
+        limits = _limits(context)
+    except ImageLimitsError:
+        return None
+    return fit_result_images(result, limits)

@@ -13,6 +13,7 @@ from pegboard_toolkit.images import (
     ImageLimitsError,
     ProcessedImage,
     fit_base64_image,
+    fit_result_images,
     image_limits,
     process_image,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "file_digest",
     "find_ripgrep",
     "fit_base64_image",
+    "fit_result_images",
     "image_limits",
     "process_image",
     "read_lines",

@@ -13,7 +13,10 @@ import base64
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pegboard import ToolResult
 
 DEFAULT_MAX_WIDTH = 2000
 DEFAULT_MAX_HEIGHT = 2000
@@ -250,6 +253,26 @@ def fit_base64_image(data: str, mime_type: str, limits: ImageLimits | None = Non
     return processed.base64, processed.mime_type
 
 
+def fit_result_images(result: ToolResult, limits: ImageLimits | None = None) -> ToolResult | None:
+    """``result`` with every image block re-processed to ``limits``, or ``None`` when nothing
+    changed. An image that cannot be processed is kept as it came; text and the structured
+    value are never touched."""
+    from pegboard import ImageBlock
+
+    changed = False
+    blocks: list[Any] = []
+    for block in result.content:
+        if isinstance(block, ImageBlock):
+            fitted = fit_base64_image(block.data, block.mime_type, limits)
+            if fitted is not None:
+                block = ImageBlock(data=fitted[0], mime_type=fitted[1])
+                changed = True
+        blocks.append(block)
+    if not changed:
+        return None
+    return result.model_copy(update={"content": blocks, "metadata": {**result.metadata, "images_fitted": True}})
+
+
 __all__ = [
     "DEFAULT_JPEG_QUALITY",
     "DEFAULT_MAX_BYTES",
@@ -261,6 +284,7 @@ __all__ = [
     "ImageLimitsError",
     "ProcessedImage",
     "fit_base64_image",
+    "fit_result_images",
     "image_limits",
     "process_image",
     "validate_resize",

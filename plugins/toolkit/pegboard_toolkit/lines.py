@@ -41,6 +41,7 @@ class LineIndex:
     newlines_before: array[int]
     encoding: str
     bom: int
+    block: int = BLOCK
 
     @property
     def total_lines(self) -> int:
@@ -53,7 +54,7 @@ class LineIndex:
         if line <= 0:
             return self.bom, 0
         block = max(bisect_left(self.newlines_before, line) - 1, 0)
-        return block * BLOCK, line - self.newlines_before[block]
+        return block * self.block, line - self.newlines_before[block]
 
 
 def sniff_encoding(head: bytes) -> tuple[str, int]:
@@ -95,7 +96,7 @@ def build_index(path: Path | str, chunk: int = BLOCK) -> LineIndex:
             ends = last == b"\n"
         else:
             seen, ends = _count_wide(fh, encoding, bom, before)
-    return LineIndex(key, st.st_size, st.st_mtime_ns, seen, ends, before, encoding, bom)
+    return LineIndex(key, st.st_size, st.st_mtime_ns, seen, ends, before, encoding, bom, chunk)
 
 
 def _count_wide(fh: io.BufferedReader, encoding: str, bom: int, before: array[int]) -> tuple[int, bool]:
