@@ -99,13 +99,13 @@ async def list_files(
     if backend is not None:
         args = ["--files", "--hidden", "--no-config", "--no-messages"]
         args += ["--no-ignore"] if not ignore else ["--no-ignore-global"]
+        if rg_glob:
+            args += ["-g", rg_glob]
         for glob in vcs_exclude_globs():
             args += ["-g", glob]
         filt = ReadFilter(ctx)
         for glob in deny_globs(filt.specs, root, ctx.cwd, ctx.env.get("HOME")):
             args += ["-g", glob]
-        if rg_glob:
-            args += ["-g", rg_glob]
         result = await run_ripgrep(backend, args, cwd=root, timeout=timeout, env=dict(ctx.env) or None)
         if result.timed_out:
             raise TimeoutError

@@ -164,7 +164,7 @@ def _context(input: GrepInput) -> tuple[int, int]:
 def _rg_args(input: GrepInput, globs: list[str], deny: list[str], before: int, after: int) -> list[str]:
     args = ["--no-config", "--hidden", "--no-ignore-global", "--no-messages", "--color=never", "--no-heading"]
     args += ["--null", "--with-filename"]
-    for glob in vcs_exclude_globs() + deny + globs:
+    for glob in globs + vcs_exclude_globs() + deny:
         args += ["-g", glob]
     if input.type:
         args += ["--type", input.type]
@@ -428,15 +428,19 @@ def render(hits: list[FileHits], input: GrepInput, context: bool, backend: str, 
             body += _note(len(page), len(lines), offset, limit, "lines")
     matches: list[dict[str, Any]] = []
     pending_before: list[str] = []
+    after_n = _context(input)[1]
+    last_match: tuple[str, int] | None = None
     for _text, h, rec in page:
         if h is None or rec is None:
-            pending_before = []
+            pending_before, last_match = [], None
             continue
         if rec.match:
             matches.append({"file": h.path, "line_number": rec.line, "line": _cap(rec.text),
                             "before_context": pending_before, "after_context": []})
-            pending_before = []
-        elif matches and matches[-1]["file"] == h.path and matches[-1]["line_number"] < rec.line and not pending_before:
+            pending_before, last_match = [], (h.path, rec.line)
+        elif last_match == (h.path, last_match[1] if last_match else 0) and last_match is not None and (
+            rec.line - last_match[1] <= after_n
+        ):
             matches[-1]["after_context"].append(_cap(rec.text))
         else:
             pending_before.append(_cap(rec.text))
@@ -512,6 +516,11 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
             hits = [h for h in hits if filt.keep(h.path)]
         used = "ripgrep"
     else:
+        if not input.multiline and ("\n" in input.pattern or re.search(r"(?<!\\)(?:\\\\)*\\n", input.pattern)):
+            return _fail(
+                'rg: the literal "\\n" is not allowed in a regex\n\nConsider enabling multiline mode with the '
+                "multiline option.", "invalid_pattern",
+            )
         if input.type and input.type not in FILE_TYPES:
             return _fail(f"rg: unrecognized file type: {input.type}", "invalid_pattern")
         try:

