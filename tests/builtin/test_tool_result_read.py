@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+from pydantic import BaseModel
+
 import pegboard_tool_result_read
 from pegboard import ToolContext, hookimpl, tool
 from pegboard.testing import check_tool, isolated_pegboard
-from pydantic import BaseModel
 
 
 class DumpInput(BaseModel):

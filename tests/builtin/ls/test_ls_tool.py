@@ -9,7 +9,6 @@ from typing import Any
 import pegboard_ls
 from pegboard import ToolResult
 from pegboard.testing import check_tool, isolated_pegboard
-
 from tests.builtin.files import IS_ROOT, make_tree
 
 
