@@ -24,7 +24,6 @@ from pegboard import (
     StashKey,
     Subjects,
     TextBlock,
-    ToolCall,
     ToolContext,
     ToolRegister,
     ToolResult,
@@ -37,7 +36,6 @@ from pegboard_toolkit import (
     ImageLimitsError,
     LineIndexCache,
     ReadLedger,
-    fit_result_images,
     image_limits,
     process_image,
     read_lines,
@@ -323,7 +321,8 @@ def _text(path: Path, input: ReadInput, ctx: ToolContext) -> ToolResult:
     )
 
 
-def _limits(ctx: ToolContext) -> Any:
+def image_limits_for(ctx: ToolContext) -> Any:
+    """The image limits of the model this call is for (``input_limits.images.resize``)."""
     selection = ctx.selection
     data = ctx.config.data if ctx.config is not None else {}
     return image_limits(data, ctx.provider or selection.provider, ctx.model or selection.model)
@@ -331,7 +330,7 @@ def _limits(ctx: ToolContext) -> Any:
 
 def _image(path: Path, size: int, ctx: ToolContext) -> ToolResult:
     try:
-        limits = _limits(ctx)
+        limits = image_limits_for(ctx)
     except ImageLimitsError as exc:
         return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
     try:
@@ -442,7 +441,7 @@ def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
     except Exception as exc:
         return _fail(f"{path} is not a valid notebook: {exc}", "invalid_notebook")
     try:
-        limits = _limits(ctx)
+        limits = image_limits_for(ctx)
     except ImageLimitsError as exc:
         return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
     blocks: list[TextBlock | ImageBlock] = []
@@ -505,15 +504,3 @@ def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
 def register_tools(register: ToolRegister) -> None:
     register(read)
 
-
-@hookimpl
-def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> ToolResult | None:
-    """Every tool's images (MCP tools' too) re-processed to the current model's limits before
-    the result goes to the model; an image that cannot be processed is kept as it came."""
-    if call.tool.name == "Read" or not any(isinstance(b, ImageBlock) for b in result.content):
-        return None
-    try:
-        limits = _limits(context)
-    except ImageLimitsError:
-        return None
-    return fit_result_images(result, limits)

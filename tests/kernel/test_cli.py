@@ -75,12 +75,13 @@ def test_call_read_json_shape(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("alpha\nbeta\n")
     data = run_json("call", "Read", "--input", json.dumps({"file_path": str(target)}), "--json", cwd=tmp_path)
+    structured = data.pop("structured")
     assert data == {
         "is_error": False,
         "content": [{"type": "text", "text": "     1\talpha\n     2\tbeta"}],
-        "structured": None,
         "reason": None,
     }
+    assert structured["content"] == "alpha\nbeta" and structured["total_lines"] == 2
 
 
 @pytest.mark.parametrize(

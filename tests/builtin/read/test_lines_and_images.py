@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import pegboard_read
+import pegboard_result_images
 from pegboard import ImageBlock, TextBlock, ToolContext, ToolResult, hookimpl, tool
 from pegboard.testing import isolated_pegboard
 from pegboard_toolkit import ImageLimits, ImageLimitsError, LineIndexCache, build_index, process_image, read_lines
@@ -140,7 +141,7 @@ def _size(result: ToolResult) -> tuple[int, int]:
 def test_every_tools_images_are_fitted_to_the_model_before_they_go_out(tmp_path: Path) -> None:
     config = {"providers": [{"id": "p", "models": [{"id": "small", "input_limits": {"images": {"resize": {
         "maxWidth": 50}}}}]}]}
-    pb = isolated_pegboard(pegboard_read, picture_plugin, cwd=tmp_path, config=config)
+    pb = isolated_pegboard(pegboard_read, pegboard_result_images, picture_plugin, cwd=tmp_path, config=config)
     default = pb.call_sync("Picture", {"width": 3000})
     assert _size(default) == (2000, 67) and default.structured == {"kept": True}
     small = pb.call_sync("Picture", {"width": 300}, provider="p", model="small")
