@@ -92,12 +92,14 @@ def _root_and_rest(input: GlobInput, ctx: ToolContext) -> tuple[Path, str]:
 async def list_files(
     root: Path, *, ignore: bool, timeout: float, ctx: ToolContext, rg_glob: str | None = None, backend: str | None
 ) -> tuple[list[str], str]:
-    """Relative paths of the files under ``root``; raises ``TimeoutError`` past ``timeout``.
+    """Relative paths of the files under ``root``, newest first; raises ``TimeoutError`` past
+    ``timeout``. rg sorts by modification time itself (``--sortr=modified``); the walk's list
+    is stamped and sorted here, ties by path.
 
     ``rg_glob`` only narrows what rg prints (it is not given with ignore files on, where rg
     would let it override them); the caller filters with its own matcher either way."""
     if backend is not None:
-        args = ["--files", "--hidden", "--no-config", "--no-messages"]
+        args = ["--files", "--hidden", "--no-config", "--no-messages", "--sortr=modified"]
         args += ["--no-ignore"] if not ignore else ["--no-ignore-global"]
         if rg_glob:
             args += ["-g", rg_glob]
@@ -116,7 +118,7 @@ async def list_files(
     deadline = time.monotonic() + timeout
 
     def walk() -> list[str]:
-        return list(walk_files(root, ignore=ignore, deadline=deadline))
+        return newest_first(root, list(walk_files(root, ignore=ignore, deadline=deadline)))
 
     try:
         return await asyncio.to_thread(walk), "python"
@@ -124,15 +126,17 @@ async def list_files(
         raise TimeoutError from None
 
 
-def newest_first(paths: list[str]) -> list[tuple[str, float]]:
-    stamped: list[tuple[str, float]] = []
-    for p in paths:
+def newest_first(root: Path, rels: list[str]) -> list[str]:
+    """``rels`` sorted by modification time, newest first, then by path."""
+    prefix = str(root).rstrip("/") + "/"
+    stamped: list[tuple[int, str]] = []
+    for rel in rels:
         try:
-            stamped.append((p, os.stat(p).st_mtime))
+            stamped.append((-os.stat(prefix + rel).st_mtime_ns, rel))
         except OSError:
             continue
-    stamped.sort(key=lambda item: (-item[1], item[0]))
-    return stamped
+    stamped.sort()
+    return [rel for _, rel in stamped]
 
 
 @tool(
@@ -190,13 +194,12 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
     filt = ReadFilter(ctx)
-    base = str(root).rstrip("/") or "/"
-    found = [os.path.join(base, rel) for rel in rels if matcher.match(rel)]
+    prefix = str(root).rstrip("/") + "/"
+    found = [prefix + rel for rel in rels if matcher.match(rel)]
     if filt.active:
         found = [p for p in found if filt.keep(p)]
-    ranked = newest_first(found)
-    total = len(ranked)
-    shown = [p for p, _ in ranked[:MAX_RESULTS]]
+    total = len(found)
+    shown = found[:MAX_RESULTS]
     truncated = total > MAX_RESULTS
     if not shown:
         body = "No files found"

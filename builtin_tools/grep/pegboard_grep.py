@@ -191,10 +191,10 @@ _RECORD = re.compile(rb"^(\d+)([:-])(.*)$", re.DOTALL)
 
 def parse_rg(out: bytes, mode: OutputMode, base: str) -> list[FileHits]:
     hits: dict[str, FileHits] = {}
+    prefix = base.rstrip("/") + "/"
 
     def entry(raw: bytes) -> FileHits:
-        rel = raw.decode("utf-8", "surrogateescape")
-        path = os.path.normpath(os.path.join(base, rel))
+        path = prefix + raw.decode("utf-8", "surrogateescape").removeprefix("./")
         found = hits.get(path)
         if found is None:
             found = hits[path] = FileHits(path)

@@ -36,7 +36,16 @@ def make_tree(root: Path) -> Path:
     os.symlink(root / "src", root / "src" / "deep" / "loop")
     os.symlink(root / "nowhere", root / "broken-link")
     os.symlink(root / "src" / "app.py", root / "app-link.py")
+    stamp_distinct(root)
     return root
+
+
+def stamp_distinct(root: Path) -> None:
+    """Give every regular file its own modification time (files written within one clock
+    tick share one, and then "newest first" leaves their order to the backend)."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink() and ".git" not in p.parts)
+    for n, path in enumerate(files):
+        os.utime(path, (1_600_000_000 + n * 10, 1_600_000_000 + n * 10))
 
 
 def pdf_bytes(pages: int, text: str = "Page") -> bytes:

