@@ -50,6 +50,7 @@ CHARS_PER_TOKEN = 4
 PDF_WHOLE_MAX_PAGES = 10
 PDF_MAX_PAGES_PER_CALL = 20
 SNIFF_BYTES = 8192
+MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 LINE_INDEX: StashKey[LineIndexCache] = StashKey("pegboard-read-line-index")
 
 PAGES_FORMS = '"3" (one page), "1-5" (a range), "2,4,7-9" (a list)'
@@ -333,6 +334,12 @@ def _image(path: Path, size: int, ctx: ToolContext) -> ToolResult:
         limits = image_limits_for(ctx)
     except ImageLimitsError as exc:
         return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
+    if size > MAX_IMAGE_FILE_BYTES:
+        return _fail(
+            f"Image {path} was omitted: it is {size:,} bytes, over the {MAX_IMAGE_FILE_BYTES:,} bytes Read processes",
+            "image_error",
+            file_size=size,
+        )
     try:
         with open(path, "rb") as fh:
             data = fh.read()

@@ -283,6 +283,8 @@ class _Walker:
                         continue
                     yield from self._dir(entry.path, child_rel + "/", layers)
                 elif entry.is_file(follow_symlinks=False):
+                    if name in VCS_DIRS:
+                        continue
                     forced = self.force_include is not None and self.force_include(child_rel)
                     if self.ignore and not forced and self.ignored(entry.path, False, layers):
                         continue

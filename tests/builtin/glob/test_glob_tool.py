@@ -18,7 +18,7 @@ from pegboard import ToolResult
 from pegboard.testing import check_tool, isolated_pegboard
 from pegboard_toolkit import GlobError, compile_glob, split_glob
 from pegboard_toolkit.ripgrep import RG_UNAVAILABLE, RipgrepUnavailable, find_ripgrep, require_ripgrep
-from tests.builtin.files import make_tree
+from tests.builtin.files import make_tree, stamp_distinct
 
 BACKENDS = ["ripgrep", "python"]
 
@@ -117,6 +117,8 @@ def test_read_denied_paths_are_never_listed(tree: Path, backend: str) -> None:
 
 def test_rg_and_the_walk_agree(tree: Path) -> None:
     (tree / "src" / "ignored.log").write_text("x")
+    (tree / "src" / "deep" / ".git").write_text("gitdir: /elsewhere\n")
+    stamp_distinct(tree)
     for pattern in ("**/*", "**/*.py", "src/**", "*", "**/*.{md,txt}", "**/deep*/**"):
         for env in ({}, {"PEGBOARD_GLOB_NO_IGNORE": "false"}):
             rg = glob(tree, "ripgrep", env=env, pattern=pattern)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pegboard_read
 from pegboard import ImageBlock, ToolResult
@@ -302,6 +304,15 @@ def test_bad_page_ranges_show_the_valid_forms(tmp_path: Path, pages: str) -> Non
     result = call(tmp_path, file_path=str(tmp_path / "long.pdf"), pages=pages)
     assert result.is_error and result.metadata["error_kind"] == "invalid_pages"
     assert '"1-5"' in result.text or "has 25 pages" in result.text or "more than 20" in result.text
+
+
+@given(st.text(max_size=20), st.integers(min_value=1, max_value=60))
+def test_page_ranges_never_raise(spec: str, count: int) -> None:
+    parsed = pegboard_read.parse_pages(spec, count)
+    if isinstance(parsed, list):
+        assert 0 < len(parsed) <= 20 and all(1 <= p <= count for p in parsed)
+    else:
+        assert "pages" in parsed
 
 
 def test_not_a_pdf(tmp_path: Path) -> None:
