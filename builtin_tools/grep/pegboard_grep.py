@@ -327,7 +327,10 @@ def python_search(
             continue
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                head = fh.read(BINARY_SNIFF)
+                if b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                    continue
+                data = head + fh.read()
         except OSError:
             continue
         text = _decode(data)

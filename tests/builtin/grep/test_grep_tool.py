@@ -50,6 +50,14 @@ def test_files_mode_respects_gitignore_searches_hidden_skips_vcs_and_binaries(tr
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sparse_two_gigabyte_file_is_skipped_as_binary(tree: Path, backend: str) -> None:
+    with open(tree / "disk.img", "wb") as fh:
+        fh.truncate(2 * 1024**3)
+    assert "disk.img" not in rel(grep(tree, backend, pattern="needle"), tree)
+    assert "No files found" in grep(tree, backend, pattern="needle", path=str(tree / "src" / "deep" / "deeper")).text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_gitignored_file_named_directly_is_searched(tree: Path, backend: str) -> None:
     result = grep(tree, backend, pattern="needle", path=str(tree / "debug.log"), output_mode="content")
     assert result.text == f"{tree / 'debug.log'}:1:needle log"
