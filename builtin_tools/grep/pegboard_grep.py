@@ -12,10 +12,11 @@ import codecs
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +35,9 @@ from pegboard_toolkit.walk import compile_glob, deny_globs, positive_glob_matche
 
 DEFAULT_HEAD_LIMIT = 250
 MAX_COLUMNS = 500
+#: rg shortens lines past this many bytes before Pegboard cuts them at MAX_COLUMNS characters,
+#: so a megabyte-long minified line never travels whole (4 bytes a character at most).
+RG_MAX_COLUMNS = MAX_COLUMNS * 4 + 16
 DEFAULT_TIMEOUT = 60.0
 BINARY_SNIFF = 64 * 1024
 
@@ -177,7 +181,7 @@ def _rg_args(input: GrepInput, globs: list[str], deny: list[str], before: int, a
     elif input.output_mode == "count":
         args.append("-c")
     else:
-        args.append("-n")
+        args += ["-n", f"--max-columns={RG_MAX_COLUMNS}", "--max-columns-preview"]
         if before:
             args += ["-B", str(before)]
         if after:
@@ -299,6 +303,63 @@ def search_text(
     return records, count
 
 
+def _stream_lines(fh: BinaryIO) -> Iterator[str]:
+    """A file's lines as rg reads them: split on ``\\n`` only, cut at the first NUL."""
+    for raw in fh:
+        nul = raw.find(b"\0")
+        if nul >= 0:
+            if nul:
+                yield raw[:nul].decode("utf-8", "replace")
+            return
+        yield raw.removesuffix(b"\n").decode("utf-8", "replace")
+
+
+def search_stream(
+    lines: Iterable[str], regex: re.Pattern[str], before: int, after: int, *, first_only: bool, deadline: float
+) -> tuple[list[Record], int]:
+    """Line-by-line search holding only the context window (files of any size)."""
+    records: list[Record] = []
+    count = 0
+    window: deque[tuple[int, str]] = deque(maxlen=max(before, 1))
+    after_left = 0
+    last_emitted = -1
+    for n, raw in enumerate(lines):
+        if n & 0x3FFF == 0 and n and time.monotonic() > deadline:
+            raise WalkTimeout("the search ran past its time limit")
+        line = raw.removesuffix("\r")
+        if regex.search(line):
+            count += 1
+            if first_only:
+                return [Record(n + 1, line, True)], count
+            if before:
+                records.extend(Record(k + 1, t, False) for k, t in window if k > last_emitted)
+                window.clear()
+            records.append(Record(n + 1, line, True))
+            last_emitted, after_left = n, after
+        elif after_left:
+            records.append(Record(n + 1, line, False))
+            last_emitted, after_left = n, after_left - 1
+        elif before:
+            window.append((n, line))
+    return records, count
+
+
+def _search_file(
+    path: str, input: GrepInput, regex: re.Pattern[str], before: int, after: int, deadline: float
+) -> tuple[list[Record], int] | None:
+    with open(path, "rb") as fh:
+        head = fh.read(BINARY_SNIFF)
+        wide = head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        if b"\0" in head and not wide:
+            return None
+        if wide or input.multiline:
+            text = _decode(head + fh.read())
+            return None if text is None else search_text(text, regex, input.multiline, before, after)
+        fh.seek(3 if head.startswith(codecs.BOM_UTF8) else 0)
+        first_only = input.output_mode == "files_with_matches"
+        return search_stream(_stream_lines(fh), regex, before, after, first_only=first_only, deadline=deadline)
+
+
 def python_search(
     target: Path, input: GrepInput, globs: list[str], regex: re.Pattern[str], before: int, after: int,
     deadline: float, filt: ReadFilter,
@@ -326,17 +387,12 @@ def python_search(
         if not filt.keep(path):
             continue
         try:
-            with open(path, "rb") as fh:
-                head = fh.read(BINARY_SNIFF)
-                if b"\0" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-                    continue
-                data = head + fh.read()
+            searched = _search_file(path, input, regex, before, after, deadline)
         except OSError:
             continue
-        text = _decode(data)
-        if text is None:
+        if searched is None:
             continue
-        records, count = search_text(text, regex, input.multiline, before, after)
+        records, count = searched
         if records:
             found.append(FileHits(path, records if input.output_mode == "content" else [], count))
     return found
