@@ -8,12 +8,14 @@ file, size and mtime, so later pages of a big log are read directly.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import math
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from pegboard import (
 )
 from pegboard_toolkit import (
     ImageError,
+    ImageLimits,
     ImageLimitsError,
     LineIndexCache,
     ReadLedger,
@@ -207,20 +210,34 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     except OSError as exc:
         return _fail(f"Cannot read {path}: {exc.strerror or exc}", "os_error")
     suffix = path.suffix.lower()
-    if suffix in IMAGE_SUFFIXES:
-        return _image(path, st.st_size, ctx)
-    if suffix == ".pdf" or head.startswith(b"%PDF-"):
-        return _pdf(path, input.pages, ctx)
-    if input.pages is not None:
+    notes: list[dict[str, Any]] = []
+    work: Callable[[], ToolResult]
+    if suffix in IMAGE_SUFFIXES or suffix == ".ipynb":
+        try:
+            limits = image_limits_for(ctx)
+        except ImageLimitsError as exc:
+            return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
+        if suffix == ".ipynb":
+            work = partial(_notebook, path, limits, notes)
+        else:
+            work = partial(_image, path, st.st_size, limits, notes)
+    elif suffix == ".pdf" or head.startswith(b"%PDF-"):
+        work = partial(_pdf, path, input.pages, notes)
+    elif input.pages is not None:
         return _fail(f"pages applies to PDF files only; {path} is not a PDF. Use offset and limit.", "invalid_input")
-    if suffix == ".ipynb":
-        return _notebook(path, ctx)
-    kind = _binary_kind(head)
-    if kind is not None:
+    elif (kind := _binary_kind(head)) is not None:
         return _fail(
             f"{path} is a binary file ({kind}); Read shows text files, images, PDFs and notebooks", "binary_file"
         )
-    return _text(path, input, ctx)
+    else:
+        budget = _budget(ctx)
+        if isinstance(budget, ToolResult):
+            return budget
+        work = partial(_text, path, input, budget, _line_cache(ctx), notes)
+    result = await asyncio.to_thread(work)
+    for note in notes:
+        _record(ctx, path, **note)
+    return result
 
 
 def _missing(path: Path, ctx: ToolContext) -> ToolResult:
@@ -242,17 +259,15 @@ def _budget(ctx: ToolContext) -> int | ToolResult:
     return value
 
 
-def _text(path: Path, input: ReadInput, ctx: ToolContext) -> ToolResult:
-    budget = _budget(ctx)
-    if isinstance(budget, ToolResult):
-        return budget
+def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, notes: list[dict[str, Any]]) -> ToolResult:
+    """Runs in a worker thread: the scan of a big file must not stall the event loop."""
     try:
-        index = _line_cache(ctx).get(path)
+        index = cache.get(path)
     except OSError as exc:
         return _fail(f"Cannot read {path}: {exc.strerror or exc}", "os_error")
     total = index.total_lines
     if total == 0:
-        _record(ctx, path, whole=True)
+        notes.append(dict(whole=True))
         return ToolResult(
             content=[TextBlock(text=f"<system-reminder>{path} exists but is empty.</system-reminder>")],
             structured={"content": "", "total_lines": 0, "lines_returned": 0, "file_path": str(path)},
@@ -302,9 +317,9 @@ def _text(path: Path, input: ReadInput, ctx: ToolContext) -> ToolResult:
         )
     whole = start == 0 and end >= total
     if partial:
-        _record(ctx, path, whole=False, first_line=1, last_line=end, partial_view=True)
+        notes.append(dict(whole=False, first_line=1, last_line=end, partial_view=True))
     else:
-        _record(ctx, path, whole=whole, first_line=start + 1, last_line=end)
+        notes.append(dict(whole=whole, first_line=start + 1, last_line=end))
     encoding = "latin-1" if "latin-1" in encodings else index.encoding
     return ToolResult(
         content=[TextBlock(text=body)],
@@ -322,18 +337,14 @@ def _text(path: Path, input: ReadInput, ctx: ToolContext) -> ToolResult:
     )
 
 
-def image_limits_for(ctx: ToolContext) -> Any:
+def image_limits_for(ctx: ToolContext) -> ImageLimits:
     """The image limits of the model this call is for (``input_limits.images.resize``)."""
     selection = ctx.selection
     data = ctx.config.data if ctx.config is not None else {}
     return image_limits(data, ctx.provider or selection.provider, ctx.model or selection.model)
 
 
-def _image(path: Path, size: int, ctx: ToolContext) -> ToolResult:
-    try:
-        limits = image_limits_for(ctx)
-    except ImageLimitsError as exc:
-        return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
+def _image(path: Path, size: int, limits: ImageLimits, notes: list[dict[str, Any]]) -> ToolResult:
     if size > MAX_IMAGE_FILE_BYTES:
         return _fail(
             f"Image {path} was omitted: it is {size:,} bytes, over the {MAX_IMAGE_FILE_BYTES:,} bytes Read processes",
@@ -348,7 +359,7 @@ def _image(path: Path, size: int, ctx: ToolContext) -> ToolResult:
         return _fail(f"Image {path} was omitted: {exc}", "image_error", file_size=size)
     except OSError as exc:
         return _fail(f"Cannot read {path}: {exc.strerror or exc}", "os_error")
-    _record(ctx, path, whole=True)
+    notes.append(dict(whole=True))
     note = (
         f"Image {path.name}: {processed.original_width}x{processed.original_height}"
         + (f", sent as {processed.width}x{processed.height} {processed.mime_type}" if processed.changed else "")
@@ -389,7 +400,7 @@ def parse_pages(spec: str, count: int) -> list[int] | str:
     return pages
 
 
-def _pdf(path: Path, pages_spec: str | None, ctx: ToolContext) -> ToolResult:
+def _pdf(path: Path, pages_spec: str | None, notes: list[dict[str, Any]]) -> ToolResult:
     try:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
@@ -422,7 +433,7 @@ def _pdf(path: Path, pages_spec: str | None, ctx: ToolContext) -> ToolResult:
             text = f"[page {number} cannot be read: {type(exc).__name__}]"
         parts.append(f"--- Page {number} of {count} ---\n{text.strip() or '[no extractable text on this page]'}")
     whole = len(wanted) == count
-    _record(ctx, path, whole=whole)
+    notes.append(dict(whole=whole))
     body = "\n\n".join(parts)
     return ToolResult(
         content=[TextBlock(text=body)],
@@ -438,7 +449,7 @@ def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value or "")
 
 
-def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
+def _notebook(path: Path, limits: ImageLimits, notes: list[dict[str, Any]]) -> ToolResult:
     try:
         import nbformat
     except ImportError:
@@ -447,10 +458,6 @@ def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
         nb = nbformat.read(str(path), as_version=4)
     except Exception as exc:
         return _fail(f"{path} is not a valid notebook: {exc}", "invalid_notebook")
-    try:
-        limits = image_limits_for(ctx)
-    except ImageLimitsError as exc:
-        return _fail(f"Invalid image limits in the config: {exc}", "invalid_config")
     blocks: list[TextBlock | ImageBlock] = []
     text: list[str] = []
     cells_out: list[dict[str, Any]] = []
@@ -498,7 +505,7 @@ def _notebook(path: Path, ctx: ToolContext) -> ToolResult:
         text.append("</cell>")
         cells_out.append({"id": cell_id, "cell_type": cell.cell_type, "source": source})
     flush()
-    _record(ctx, path, whole=True)
+    notes.append(dict(whole=True))
     blocks = [b for b in blocks if not isinstance(b, TextBlock) or b.text.strip()]
     return ToolResult(
         content=blocks or [TextBlock(text=f"<system-reminder>{path} has no cells.</system-reminder>")],
