@@ -53,6 +53,9 @@ CHARS_PER_TOKEN = 4
 PDF_WHOLE_MAX_PAGES = 10
 PDF_MAX_PAGES_PER_CALL = 20
 SNIFF_BYTES = 8192
+#: text up to this size (or with its line index cached) is read on the event loop; a bigger
+#: scan, and every image, PDF or notebook, runs in a worker thread
+INLINE_BYTES = 4 * 1024 * 1024
 MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 LINE_INDEX: StashKey[LineIndexCache] = StashKey("pegboard-read-line-index")
 
@@ -212,6 +215,7 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     suffix = path.suffix.lower()
     notes: list[dict[str, Any]] = []
     work: Callable[[], ToolResult]
+    inline = False
     if suffix in IMAGE_SUFFIXES or suffix == ".ipynb":
         try:
             limits = image_limits_for(ctx)
@@ -233,8 +237,10 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
         budget = _budget(ctx)
         if isinstance(budget, ToolResult):
             return budget
-        work = partial(_text, path, input, budget, _line_cache(ctx), notes)
-    result = await asyncio.to_thread(work)
+        cache = _line_cache(ctx)
+        inline = st.st_size <= INLINE_BYTES or cache.has(path, st.st_size, st.st_mtime_ns)
+        work = partial(_text, path, input, budget, cache, notes)
+    result = work() if inline else await asyncio.to_thread(work)
     for note in notes:
         _record(ctx, path, **note)
     return result

@@ -140,6 +140,11 @@ class LineIndexCache:
                 self._entries.popitem(last=False)
         return index
 
+    def has(self, path: Path | str, size: int, mtime_ns: int) -> bool:
+        """Whether the index of this version of ``path`` is cached (a read then needs no scan)."""
+        with self._lock:
+            return (os.path.abspath(str(path)), size, mtime_ns) in self._entries
+
     def __len__(self) -> int:
         return len(self._entries)
 
