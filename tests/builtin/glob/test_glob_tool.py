@@ -113,6 +113,10 @@ def test_read_denied_paths_are_never_listed(tree: Path, backend: str) -> None:
     config = {"permissions": {"deny": ["Read(src/deep/**)", "Read(.hidden.py)"]}}
     found = names(glob(tree, backend, config=config, pattern="**/*.py"), tree)
     assert sorted(found) == ["build/out.py", "src/app.py", "src/util.py"]
+    absolute = {"permissions": {"deny": [f"Read(/{tree}/src/**)"]}}
+    outside_src = sorted(names(glob(tree, backend, config=absolute, pattern="**/*.py"), tree))
+    assert outside_src == [".hidden.py", "build/out.py"]
+    assert glob(tree, backend, config=absolute, pattern="src/**").reason == "denied"
 
 
 def test_rg_and_the_walk_agree(tree: Path) -> None:

@@ -146,6 +146,8 @@ def test_read_denied_paths_are_excluded(tree: Path, backend: str) -> None:
     assert found == ["docs with space/ünïcödé naïve.txt"]
     denied = grep(tree, backend, config, pattern="needle", path=str(tree / "src" / "app.py"))
     assert denied.is_error
+    absolute = {"permissions": {"deny": [f"Read(/{tree}/docs with space/**)", "Read(~/nothing-here/**)"]}}
+    assert "docs with space/ünïcödé naïve.txt" not in rel(grep(tree, backend, absolute, pattern="needle"), tree)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
