@@ -362,7 +362,7 @@ def _search_file(
 
 def python_search(
     target: Path, input: GrepInput, globs: list[str], regex: re.Pattern[str], before: int, after: int,
-    deadline: float, filt: ReadFilter,
+    deadline: float, deny: list[str],
 ) -> list[FileHits]:
     if target.is_file():
         candidates: Iterable[tuple[str, str]] = [(str(target), target.name)]
@@ -384,7 +384,7 @@ def python_search(
             raise WalkTimeout("the search ran past its time limit")
         if not explicit and (not rg_glob_matches(rel, globs) or not _type_matches(rel, input.type)):
             continue
-        if not filt.keep(path):
+        if deny and not explicit and not rg_glob_matches(rel, deny):
             continue
         try:
             searched = _search_file(path, input, regex, before, after, deadline)
@@ -593,9 +593,12 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
             return _fail(f"regex parse error: {exc}", "invalid_pattern")
         deadline = time.monotonic() + float(timeout)
         try:
-            hits = await asyncio.to_thread(python_search, target, input, globs, regex, before, after, deadline, filt)
+            deny = deny_globs(filt.specs, target, ctx.cwd, ctx.env.get("HOME")) if target.is_dir() else []
+            hits = await asyncio.to_thread(python_search, target, input, globs, regex, before, after, deadline, deny)
         except WalkTimeout:
             return _fail(f"Grep timed out after {timeout:g} s; narrow the path, glob or type", "timeout")
+        if filt.active:
+            hits = [h for h in hits if filt.keep(h.path)]
         used = "python"
     return render(hits, input, context, used, int((time.monotonic() - started) * 1000))
 
