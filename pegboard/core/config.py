@@ -158,6 +158,8 @@ class PegboardConfig(_Section):
     allow_managed_hooks_only: bool | None = None
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    #: ``toolSettings.<name>``: settings a tool distribution reads and checks itself
+    tool_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
