@@ -28,13 +28,13 @@ if TYPE_CHECKING:
         SessionEvent,
         SessionResults,
     )
+    from pegboard.core.sqlitestore import SQLiteSessionStore
     from pegboard.core.state import MapKey, SessionKey, SessionState, SlotMap, Stash, StashKey
     from pegboard.core.store import (
         MemorySessionStore,
         SessionRecord,
         SessionStore,
         SessionStoreError,
-        SQLiteSessionStore,
         StoredResult,
     )
     from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
@@ -74,7 +74,7 @@ _EXPORTS = {
     "SessionRecord": "pegboard.core.store",
     "SessionStore": "pegboard.core.store",
     "SessionStoreError": "pegboard.core.store",
-    "SQLiteSessionStore": "pegboard.core.store",
+    "SQLiteSessionStore": "pegboard.core.sqlitestore",
     "StoredResult": "pegboard.core.store",
     "Subjects": "pegboard.core.tools",
     "ToolPermissions": "pegboard.core.tools",

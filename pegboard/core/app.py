@@ -491,12 +491,50 @@ class Pegboard:
             if answers:
                 self._store = answers[0]
             else:
-                from pegboard.core.store import STORE_FILE, SQLiteSessionStore, default_data_dir
+                from pegboard.core.sqlitestore import SQLiteSessionStore
+                from pegboard.core.store import STORE_FILE, default_data_dir
 
                 sqlite = SQLiteSessionStore(default_data_dir(self.data_env()) / STORE_FILE)
                 self.warnings.extend(sqlite.notices)
                 self._store = sqlite
         return self._store
+
+    def retention_seconds(self) -> float:
+        """How long an untouched session is kept (``sessions.retentionDays``, default 30 days)."""
+        return float(self.config.sessions.retention_days) * 86400.0
+
+    def prune_sessions(self, older_than: float | None = None, *, now: float | None = None) -> list[str]:
+        """Remove stored sessions untouched for ``older_than`` seconds (default: the retention)."""
+        import shutil
+        import time
+
+        from pegboard.core.store import default_data_dir
+
+        age = self.retention_seconds() if older_than is None else older_than
+        cutoff = (time.time() if now is None else now) - age
+        removed: list[str] = []
+        store = self.session_store
+        open_ids = {s.id for s in self._open_sessions.values()}
+        for record in store.sessions():
+            if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
+                removed.append(record.id)
+                directory = default_data_dir(self.data_env()) / "sessions" / record.id
+                shutil.rmtree(directory, ignore_errors=True)
+        return removed
+
+    def _prune_now_and_then(self, store: SessionStore) -> None:
+        """Prune expired sessions at most once a day, when a persisted session opens."""
+        import time
+
+        now = time.time()
+        last = store.get("", "pegboard-last-prune")
+        try:
+            due = last is None or now - float(last) > 86400.0
+        except ValueError:
+            due = True
+        if due:
+            store.put("", "pegboard-last-prune", repr(now))
+            self.prune_sessions()
 
     def _memory_session(self, session_id: str | None = None) -> Session:
         sid = validate_session_id(session_id) if session_id is not None else DEFAULT_MEMORY_SESSION
@@ -539,6 +577,8 @@ class Pegboard:
             if mode not in PERMISSION_MODES:
                 raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
         store = self.session_store if persist else self._memory_store
+        if persist:
+            self._prune_now_and_then(store)
         sid = session_id or new_session_id()
         existing = store.load(sid) if session_id is not None else None
         if existing is not None and existing.owner is not None and existing.owner != owner:
@@ -567,7 +607,10 @@ class Pegboard:
             record = _replace(existing, **changes)
             if changes:
                 store.save(record)
-        session = Session(self, record, store, persisted=persist, approver=approver, resumed=existing is not None)
+        quota = int(self.config.sessions.result_quota_mib * 1024 * 1024)
+        session = Session(
+            self, record, store, persisted=persist, approver=approver, resumed=existing is not None, result_quota=quota
+        )
         self._open_sessions[session.id + f"#{id(session)}"] = session
         return session
 

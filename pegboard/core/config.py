@@ -145,6 +145,13 @@ class McpServerConfig(_Section):
         return self
 
 
+class SessionsConfig(_Section):
+    """``sessions``: how long stored sessions are kept and how much of their results."""
+
+    retention_days: float = Field(default=30.0, gt=0)
+    result_quota_mib: float = Field(default=64.0, gt=0)
+
+
 class PegboardConfig(_Section):
     """The whole configuration, merged from every scope."""
 
@@ -158,6 +165,7 @@ class PegboardConfig(_Section):
     allow_managed_hooks_only: bool | None = None
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     #: ``toolSettings.<name>``: settings a tool distribution reads and checks itself
     tool_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

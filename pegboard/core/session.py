@@ -8,11 +8,7 @@ with ``pb.session(session_id=...)``. ``Pegboard.call`` is a one-call session kep
 
 from __future__ import annotations
 
-import asyncio
 import re
-import secrets
-import shutil
-import tempfile
 import threading
 import time
 from collections import deque
@@ -25,6 +21,8 @@ from pegboard.core.state import MapKey, SessionKey, SessionState
 from pegboard.core.store import DEFAULT_RESULT_QUOTA, SessionRecord, SessionStore, StoredResult
 
 if TYPE_CHECKING:
+    import asyncio
+
     from pegboard.core.app import Pegboard
     from pegboard.core.decisions import PermissionDecision
     from pegboard.core.pipeline import Approver
@@ -46,6 +44,8 @@ class SessionError(ValueError):
 
 def new_session_id() -> str:
     """An opaque, URL-safe, unguessable id."""
+    import secrets
+
     return "s_" + secrets.token_urlsafe(18).replace("-", "x").replace("_", "y")
 
 
@@ -93,6 +93,8 @@ class _Consumer:
     """One ``events()`` reader: a bounded queue that drops its oldest events when full."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, size: int) -> None:
+        import asyncio
+
         self.loop = loop
         self.queue: deque[SessionEvent | None] = deque(maxlen=size)
         self.ready = asyncio.Event()
@@ -100,6 +102,8 @@ class _Consumer:
         self.lock = threading.Lock()
 
     def push(self, event: SessionEvent | None) -> None:
+        import asyncio
+
         with self.lock:
             if self.queue.maxlen is not None and len(self.queue) == self.queue.maxlen:
                 self.dropped += 1
@@ -139,6 +143,8 @@ class SessionResults:
         self._session = session
 
     def new_ref(self) -> str:
+        import secrets
+
         return "tr_" + secrets.token_hex(10)
 
     def put(
@@ -285,6 +291,8 @@ class Session:
 
                 base = default_data_dir(self.pegboard.data_env()) / "sessions"
             else:
+                import tempfile
+
                 base = Path(tempfile.gettempdir()) / "pegboard-sessions"
             path = base / self.id
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -384,6 +392,8 @@ class Session:
 
     def record_message(self, role: str, content: Any) -> None:
         """Keep one message of the conversation, for tools that read transcripts."""
+        import secrets
+
         key = f"{time.time_ns():020d}-{secrets.token_hex(3)}"
         self.state.map(TRANSCRIPT)[key] = {"role": role, "content": content, "time": time.time()}
 
@@ -401,6 +411,8 @@ class Session:
     async def events(self, *, queue_size: int = DEFAULT_EVENT_QUEUE) -> AsyncGenerator[SessionEvent, None]:
         """Every event from now on, in order, until the session closes. A reader that falls
         behind loses its oldest events (``dropped`` counts them), never slowing a tool."""
+        import asyncio
+
         consumer = _Consumer(asyncio.get_running_loop(), queue_size)
         self._consumers.append(consumer)
         try:
@@ -453,6 +465,8 @@ class Session:
         for consumer in list(self._consumers):
             consumer.push(None)
         if not self.persisted and self._directory is not None:
+            import shutil
+
             shutil.rmtree(self._directory, ignore_errors=True)
         self.pegboard._forget_session(self)
 
