@@ -29,5 +29,6 @@ def test_minimal_is_exactly_session_status(tmp_path: Path) -> None:
 
 
 def test_coding_and_messaging(tmp_path: Path) -> None:
-    assert enabled(tmp_path, "coding") == {"session_status", "memory", "memory_search", "memory_get", "tool_result_read"}
+    coding = {"session_status", "memory", "memory_search", "memory_get", "tool_result_read"}
+    assert enabled(tmp_path, "coding") == coding
     assert enabled(tmp_path, "messaging") == {"session_status", "tool_result_read"}
