@@ -11,7 +11,8 @@ refused: memory is for durable facts, never secrets.
 
 ``memory_search`` ranks entries of the memory files and paragraphs of the files in
 ``toolSettings.memory.notes`` directories with SQLite FTS5's BM25, in an index kept in
-memory per ``Pegboard`` and brought up to date from file sizes and times on every search.
+memory per ``Pegboard``. It is brought up to date from file sizes and times at most every
+``toolSettings.memory.refreshSeconds`` (5 by default), and at once after a ``memory`` change.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +43,7 @@ DEFAULT_MAX_CHARS = 8_000
 MAX_ENTRY_CHARS = 2_000
 LOCK_TIMEOUT = 10.0
 DEFAULT_RESULTS = 6
+DEFAULT_REFRESH_SECONDS = 5.0
 MAX_GET_LINES = 2_000
 ENTRY_PREFIX = "- "
 
@@ -68,6 +70,7 @@ class MemoryRoots:
     notes: tuple[Path, ...]
     base: Path
     max_chars: int
+    refresh_seconds: float = DEFAULT_REFRESH_SECONDS
 
     def directory(self, scope: Scope) -> Path:
         return self.project if scope == "project" else self.user
@@ -102,7 +105,9 @@ def roots(ctx: ToolContext) -> MemoryRoots:
     notes = tuple(_path(str(n), base, home) for n in ([listed] if isinstance(listed, str) else listed))
     limit = settings.get("maxChars")
     max_chars = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_MAX_CHARS
-    return MemoryRoots(project, user, notes, base, max_chars)
+    refresh = settings.get("refreshSeconds")
+    seconds = float(refresh) if isinstance(refresh, int | float) and not isinstance(refresh, bool) else None
+    return MemoryRoots(project, user, notes, base, max_chars, DEFAULT_REFRESH_SECONDS if seconds is None else seconds)
 
 
 # -- files: lock, atomic write, entries -----------------------------------------------------
@@ -258,6 +263,7 @@ async def memory(input: MemoryInput, ctx: ToolContext) -> ToolResult:
         )
     except MemoryRefusal as exc:
         return refusal(exc)
+    touch_indexes(ctx)
     shown = path.relative_to(where.base) if path.is_relative_to(where.base) else path
     return ToolResult.from_text(
         f"{message} {shown} ({input.scope}) has {len(now)} entries:\n{_listing(now)}",
@@ -290,16 +296,28 @@ def chunks(path: Path, text: str, memory_file: bool) -> list[Chunk]:
 
 
 class MemoryIndex:
-    """An FTS5 index of memory files and notes, refreshed from sizes and times before each search."""
+    """An FTS5 index of memory files and notes, brought up to date from file sizes and times.
 
-    def __init__(self) -> None:
+    A search rescans the directories at most every ``refresh_seconds`` (``clock`` is
+    injectable); a change made through the ``memory`` tool is seen at once (:meth:`touch`).
+    """
+
+    def __init__(self, refresh_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute(
             "CREATE VIRTUAL TABLE chunks USING fts5(path UNINDEXED, start UNINDEXED, end UNINDEXED, body, "
             "tokenize = 'unicode61 remove_diacritics 2')"
         )
         self.seen: dict[str, tuple[int, int]] = {}
+        self.rows: dict[str, list[int]] = {}
         self.lock = threading.Lock()
+        self.refresh_seconds = refresh_seconds
+        self.clock = clock
+        self.checked: float | None = None
+
+    def touch(self) -> None:
+        """Rescan before the next search (a memory file changed)."""
+        self.checked = None
 
     def files(self, where: MemoryRoots) -> dict[str, tuple[Path, os.stat_result, bool]]:
         found: dict[str, tuple[Path, os.stat_result, bool]] = {}
@@ -313,11 +331,20 @@ class MemoryIndex:
                 found.setdefault(str(path), (path, stat, False))
         return found
 
+    def _drop(self, key: str) -> None:
+        rows = self.rows.pop(key, [])
+        if rows:
+            self.db.executemany("DELETE FROM chunks WHERE rowid = ?", [(r,) for r in rows])
+
     def refresh(self, where: MemoryRoots) -> None:
+        now = self.clock()
+        if self.checked is not None and now - self.checked < self.refresh_seconds:
+            return
+        self.checked = now
         files = self.files(where)
         with self.db:
             for key in [k for k in self.seen if k not in files]:
-                self.db.execute("DELETE FROM chunks WHERE path = ?", (key,))
+                self._drop(key)
                 del self.seen[key]
             for key, (path, stat, memory_file) in files.items():
                 mark = (stat.st_mtime_ns, stat.st_size)
@@ -327,11 +354,14 @@ class MemoryIndex:
                     text = path.read_bytes().decode("utf-8", errors="replace")
                 except OSError:
                     continue
-                self.db.execute("DELETE FROM chunks WHERE path = ?", (key,))
-                self.db.executemany(
-                    "INSERT INTO chunks (path, start, end, body) VALUES (?, ?, ?, ?)",
-                    [(key, c.start, c.end, c.text) for c in chunks(path, text, memory_file)],
-                )
+                self._drop(key)
+                rows = []
+                for c in chunks(path, text, memory_file):
+                    cursor = self.db.execute(
+                        "INSERT INTO chunks (path, start, end, body) VALUES (?, ?, ?, ?)", (key, c.start, c.end, c.text)
+                    )
+                    rows.append(cursor.lastrowid or 0)
+                self.rows[key] = rows
                 self.seen[key] = mark
 
     def search(self, where: MemoryRoots, query: str, limit: int) -> list[tuple[str, int, int, str, float]]:
@@ -375,8 +405,15 @@ def index_for(ctx: ToolContext, where: MemoryRoots) -> MemoryIndex:
         return MemoryIndex()
     indexes = ctx.stash.setdefault(INDEXES, {})
     if key not in indexes:
-        indexes[key] = MemoryIndex()
+        indexes[key] = MemoryIndex(where.refresh_seconds)
     return indexes[key]
+
+
+def touch_indexes(ctx: ToolContext) -> None:
+    """A memory file changed: every index of this ``Pegboard`` rescans before its next search."""
+    if ctx._pegboard is not None:
+        for index in ctx.stash.get(INDEXES, {}).values():
+            index.touch()
 
 
 def shown_path(path: str, where: MemoryRoots) -> str:

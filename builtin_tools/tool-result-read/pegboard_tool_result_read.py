@@ -4,7 +4,8 @@ Results live in the session under ``tr_…`` references (``details_ref`` for the
 the tool returned it, redacted; ``raw_ref`` for a raw form a tool kept beside it). A page is
 ``limit`` characters from ``offset`` (characters, never bytes); the page and its header must
 also fit the reader's own result envelope, and a page cut to fit says ``envelope_clamped``.
-Errors carry a stable ``error_kind``: ``invalid_ref``, ``not_found``, ``out_of_scope``,
+Stored records were redacted when kept; an artifact file is redacted as it is read. Errors
+carry a stable ``error_kind``: ``invalid_ref``, ``not_found``, ``out_of_scope``,
 ``not_available``.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pegboard import Session, SessionKey, StoredResult, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard.core.projection import redact
 
 DEFAULT_LIMIT = 12_000
 MAX_LIMIT = 48_000
@@ -117,9 +119,10 @@ def _artifact_text(session: Session, record: StoredResult) -> str | None:
     if not path.is_relative_to(base) or not path.is_file():
         return None
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return None
+    return redact(text, list(session.pegboard.secrets))
 
 
 def page_header(fields: dict[str, Any]) -> str:

@@ -451,6 +451,7 @@ class CallPipeline:
             secrets=self.pb.secrets,
             reader=reader.name if reader else None,
             note=reader.result_note if reader else None,
+            redact_text=not tool.reads_results,
         )
 
     # helpers -------------------------------------------------------------------------------

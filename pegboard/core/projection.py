@@ -65,17 +65,19 @@ def project(
     secrets: list[str],
     reader: str | None = None,
     note: Callable[[str, int, int], str] | None = None,
+    redact_text: bool = True,
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
 
     ``reader`` is the enabled tool that pages through stored results (``reads_results``) and
     ``note`` its ``result_note(ref, limit, total)``, which words the note (how to read on);
-    without a reader the note tells the model to narrow its request instead.
+    without a reader the note tells the model to narrow its request instead. ``redact_text``
+    is false only for the reader itself, whose pages come from records redacted when stored.
     """
     blocks: list[TextBlock | ImageBlock] = []
     changed = False
     for block in result.content:
-        if isinstance(block, TextBlock):
+        if isinstance(block, TextBlock) and redact_text:
             clean = redact(block.text, secrets)
             changed |= clean != block.text
             blocks.append(TextBlock(text=clean) if clean != block.text else block)

@@ -21,7 +21,7 @@ def board(tmp_path: Path) -> Pegboard:
     (notes / "ignored.bin").write_text("postgres migration postgres migration\n")
     (notes / ".hidden.md").write_text("postgres migration postgres migration\n")
     env = {"PEGBOARD_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path)}
-    config = {"toolSettings": {"memory": {"notes": ["../notes"]}}}
+    config = {"toolSettings": {"memory": {"notes": ["../notes"], "refreshSeconds": 0}}}
     (tmp_path / "proj").mkdir()
     return isolated_pegboard(pegboard_memory, cwd=tmp_path / "proj", env=env, config=config)
 
@@ -59,3 +59,21 @@ async def test_search_sees_changes(tmp_path: Path) -> None:
     await pb.call("memory", {"action": "remove", "old_text": "Kubernetes"})
     after = await pb.call("memory_search", {"query": "kubernetes"})
     assert after.structured == {"results": []}
+
+
+def test_rescans_at_most_every_refresh_seconds(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("orchids need little water\n")
+    where = pegboard_memory.MemoryRoots(tmp_path / "p", tmp_path / "u", (notes,), tmp_path, 8_000)
+    now = [100.0]
+    index = pegboard_memory.MemoryIndex(refresh_seconds=5, clock=lambda: now[0])
+    assert [h[0] for h in index.search(where, "orchids", 5)] == [str(notes / "a.md")]
+    (notes / "b.md").write_text("more orchids\n")
+    now[0] += 4
+    assert len(index.search(where, "orchids", 5)) == 1
+    now[0] += 2
+    assert len(index.search(where, "orchids", 5)) == 2
+    (notes / "b.md").unlink()
+    index.touch()
+    assert len(index.search(where, "orchids", 5)) == 1
