@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.registration import (
+        ConfigSectionRegister,
         GroupRegister,
         ProfileRegister,
         ProviderPolicyRegister,
@@ -43,6 +44,7 @@ __all__ = [
     "post_tool_use_failure",
     "pre_tool_use",
     "register_commands",
+    "register_config_sections",
     "register_groups",
     "register_profiles",
     "register_provider_policies",
@@ -128,6 +130,31 @@ def register_provider_policies(register: ProviderPolicyRegister) -> None:
         @hookimpl
         def register_provider_policies(register):
             register(ProviderPolicy("acme", providers=["acme"], remove={"WebSearch": "no search on Acme"}))
+    """
+
+
+@hookspec
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    """Declare the settings your plugin reads, so they are typed, validated and trust-classed.
+
+    Call ``register(ConfigSection(key, Model, description=..., widening={...}))``. ``key``
+    is the dotted place in the config (``tools.read``); ``Model`` a pydantic model of what
+    may stand there (a wrong type is an error naming the file and key, an unknown key a
+    warning). ``widening`` names every key that can widen what an agent may do (an allow
+    list, a private host, an endpoint that receives data, a switch that turns a check off),
+    with the reason: an untrusted project's value for such a key is ignored. Read the
+    merged, validated value with ``pegboard.settings(key)`` or ``ctx.settings(key)``.
+
+    Example::
+
+        class FetchSettings(BaseModel):
+            allowPrivateHosts: list[str] = []
+            maxChars: int = 50_000
+
+        @hookimpl
+        def register_config_sections(register):
+            register(ConfigSection("tools.web.fetch", FetchSettings,
+                                   widening={"allowPrivateHosts": "lets fetches reach private hosts"}))
     """
 
 

@@ -58,11 +58,14 @@ class Pegboard:
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         if layers is None:
             layers = discover_layers(self.cwd.resolve(), [Path(p) for p in config_files], env=self.env)
+        from pegboard.core.sections import only_narrowing
+
+        layers, trust_notices = only_narrowing(layers)
         loaded = load_layers(layers)
         self.loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
-        self.warnings: list[str] = list(loaded.warnings)
+        self.warnings: list[str] = list(loaded.warnings) + trust_notices
         self.default_timeout = default_timeout
         self.pm = new_plugin_manager()
         self.registry = Registry()
@@ -74,6 +77,8 @@ class Pegboard:
             loader.load_entry_points()
         loader.load_objects(plugins)
         self.plugins: list[PluginInfo] = loader.infos
+        self._settings: dict[str, Any] = {}
+        self._apply_config_sections()
         self.secrets = secret_values(self.env)
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
@@ -86,6 +91,49 @@ class Pegboard:
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
         self._announce_ready()
+
+    def _apply_config_sections(self) -> None:
+        """Plugins' config sections: untrusted projects lose their widening keys, each section
+        is validated in every layer, and its keys stop counting as unknown."""
+        import re
+
+        from pegboard.core.config import ConfigError
+        from pegboard.core.sections import covered_by, only_narrowing, section_problems
+
+        sections = list(self.registry.config_sections.values())
+        if not sections:
+            return
+        narrowed, notices = only_narrowing(self.layers, sections)
+        if notices:
+            loaded = load_layers(narrowed)
+            self.loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self.warnings.extend(notices)
+        errors, section_warnings = section_problems(self.layers, sections)
+        if errors:
+            raise ConfigError("\n".join(dict.fromkeys(errors)))
+        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)$")
+        kept = []
+        for warning in self.warnings:
+            match = unknown.search(warning)
+            if match is None or not covered_by(match.group(1), sections):
+                kept.append(warning)
+        self.warnings = kept + section_warnings
+        self.loaded_config.warnings = [w for w in self.loaded_config.warnings if w in kept] + section_warnings
+
+    def settings(self, key: str) -> Any:
+        """The merged, validated value of the config section ``key`` (its model's defaults
+        when no file sets it); ``KeyError`` when no plugin registered that section."""
+        section = self.registry.config_sections.get(key)
+        if section is None:
+            known = ", ".join(sorted(self.registry.config_sections)) or "(none)"
+            raise KeyError(f"no plugin registered the config section {key!r}; registered: {known}")
+        if key not in self._settings:
+            from pegboard.core.config import merge_layers
+            from pegboard.core.sections import get_path
+
+            value = get_path(merge_layers(self.layers)[0], key)
+            self._settings[key] = section.model.model_validate(value if value is not None else {})
+        return self._settings[key]
 
     @cached_property
     def pipeline(self) -> CallPipeline:
@@ -284,7 +332,9 @@ class Pegboard:
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
         registered = self.tool(tool)
-        decision = engine.check(registered.name if registered else tool, tool_input, registered)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, registered.name if registered else tool, tool_input, registered)
         if registered is None or not self.hooks.has("check_permission"):
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
@@ -298,7 +348,9 @@ class Pegboard:
             additional_dirs=ctx.additional_dirs,
             session_rules=ctx.session.session_rules() if ctx.session is not None else None,
         )
-        decision = engine.check(call.name, call.input, call.tool)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, call.name, call.input, call.tool)
         if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
             return narrowed
         return await self._combine_permission(decision, call, ctx, errors)
@@ -454,6 +506,7 @@ class Pegboard:
                 subagent=selection.subagent,
                 provider=selection.provider,
                 model=selection.model,
+                profile=selection.profile,
                 session_id=session.id,
                 tool_use_id=tool_use_id,
                 call_rules=policy.call_rules,

@@ -223,6 +223,7 @@ class Session:
         self._closers: list[Callable[[], Any]] = []
         self._directory: Path | None = None
         self._closed = False
+        self._rules: dict[str, tuple[str, ...]] | None = None
         self.selection = Selection(
             agent=record.agent,
             provider=record.provider,
@@ -351,8 +352,11 @@ class Session:
 
     # -- permissions -----------------------------------------------------------------------
     def session_rules(self) -> dict[str, tuple[str, ...]]:
-        """Rules remembered for this session by approvers ("allow, and remember")."""
-        return {k: tuple(v) for k, v in self.state[SESSION_RULES].items() if v}
+        """Rules remembered for this session by approvers ("allow, and remember"); read from
+        the store when the session opens and kept up to date by :meth:`remember`."""
+        if self._rules is None:
+            self._rules = {k: tuple(v) for k, v in self.state[SESSION_RULES].items() if v}
+        return self._rules
 
     def remember(self, update: PermissionUpdate) -> None:
         def merge(current: dict[str, list[str]] | None) -> dict[str, list[str]]:
@@ -362,7 +366,8 @@ class Session:
             current[update.behavior] = rules
             return current
 
-        self.state.update(SESSION_RULES, merge)
+        stored = self.state.update(SESSION_RULES, merge) or {}
+        self._rules = {k: tuple(v) for k, v in stored.items() if v}
 
     def check(self, tool: str, tool_input: Mapping[str, Any]) -> PermissionDecision:
         """May this call run in this session? (rules, mode, session rules, hooks)."""

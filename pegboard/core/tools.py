@@ -47,8 +47,8 @@ class Subjects:
     ``WebFetch(domain:...)`` rules, a name against ``Tool(name)`` rules.
     """
 
-    paths_read: tuple[str, ...] = ()
-    paths_written: tuple[str, ...] = ()
+    paths_read: Sequence[str] = ()
+    paths_written: Sequence[str] = ()
     command: str | None = None
     url: str | None = None
     name: str | None = None
@@ -117,6 +117,7 @@ class ToolContext:
     subagent: str | None = None
     provider: str | None = None
     model: str | None = None
+    profile: str | None = None
     mode: str = "default"
     additional_dirs: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
@@ -133,9 +134,9 @@ class ToolContext:
         """Who is calling: agent, provider, model, profile, subagent."""
         from pegboard.core.session import Selection
 
-        if self.session is not None:
-            return self.session.selection
-        return Selection(agent=self.agent, provider=self.provider, model=self.model, subagent=self.subagent)
+        return Selection(
+            agent=self.agent, provider=self.provider, model=self.model, profile=self.profile, subagent=self.subagent
+        )
 
     @property
     def permissions(self) -> ToolPermissions:
@@ -149,6 +150,12 @@ class ToolContext:
         stash: Stash = self._pegboard.stash
         return stash
 
+    def settings(self, key: str) -> Any:
+        """The validated settings of the config section ``key`` (see ``register_config_sections``)."""
+        if self._pegboard is None:
+            raise RuntimeError("ctx.settings needs a context built by Pegboard")
+        return self._pegboard.settings(key)
+
     def emit(self, kind: str, data: Any = None) -> None:
         """Report an event (``progress`` with ``{"done", "total", "message"}``, ``log``, or your own)."""
         if self.session is not None:
@@ -159,8 +166,6 @@ class ToolContext:
 
     def enabled_tools(self) -> list[Tool]:
         """Every tool enabled for this caller (deferred ones included), subagent narrowing applied."""
-        if self.session is not None:
-            return self.session.enabled_tools()
         if self._pegboard is None:
             return []
         tools: list[Tool] = self._pegboard.enabled_tools(**self.selection.as_kwargs())
@@ -168,9 +173,11 @@ class ToolContext:
 
     def visible_tools(self) -> list[Tool]:
         """The tools whose definitions go into the caller's next request."""
-        if self.session is not None:
-            return self.session.visible_tools()
-        return self.enabled_tools()
+        enabled = self.enabled_tools()
+        if self.session is None or self._pegboard is None:
+            return enabled
+        visible: list[Tool] = self._pegboard.deferred.visible(enabled, loaded=self.session.loaded_deferred())
+        return visible
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]

@@ -137,7 +137,8 @@ async def tool_search(input: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     except re.error as exc:
         return ToolResult.refusal("invalid_input", f"Invalid regular expression in {input.query!r}: {exc}")
     if not found:
-        names = session.pending_deferred()
+        loaded = session.loaded_deferred()
+        names = sorted((t.name for t in deferred if t.name not in loaded), key=str.casefold)
         listed = ", ".join(names[:50]) or "(none)"
         return ToolResult.from_text(
             f"No deferred tool matches {input.query!r}. Deferred tools: {listed}",

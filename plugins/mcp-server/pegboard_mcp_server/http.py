@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
+from pegboard_mcp_server.guard import Access, Guard, host_form
+from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -19,9 +21,14 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     """A low-level SDK ``Server`` whose handlers go through ``bridge``."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult.model_validate({"tools": bridge.list_tools()})
+        try:
+            listed = bridge.list_page(params.cursor if params is not None else None)
+        except CursorError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.ListToolsResult.model_validate(listed)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -48,13 +55,26 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     )
 
 
-def run_http(make_bridge: Callable[[], Bridge], *, host: str, port: int, version: str = "0.1.0") -> int:
+def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
+    """The ASGI app: the SDK's streamable-HTTP app behind Pegboard's ``Guard``.
+
+    The SDK's own Host/Origin check is off: it only covers some loopback bindings and allows
+    ``localhost`` origins on every port; the guard covers every binding.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(bridge, version)
+    off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
+    return Guard(app, access)
+
+
+def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
     import uvicorn
 
-    bridge = make_bridge()
-    server = build_server(bridge, version)
-    app = server.streamable_http_app(host=host)
-    log.warning("pegboard serve: streamable HTTP on http://%s:%d/mcp", host, port)
+    host, port = access.bind, access.port
+    app = build_app(make_bridge(), access, version)
+    log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
     return 0
