@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         SessionError,
         SessionEvent,
         SessionResults,
+        validate_session_id,
     )
     from pegboard.core.sqlitestore import SQLiteSessionStore
     from pegboard.core.state import MapKey, SessionKey, SessionState, SlotMap, Stash, StashKey
@@ -73,6 +74,7 @@ _EXPORTS = {
     "SessionError": "pegboard.core.session",
     "SessionEvent": "pegboard.core.session",
     "SessionResults": "pegboard.core.session",
+    "validate_session_id": "pegboard.core.session",
     "MapKey": "pegboard.core.state",
     "SessionKey": "pegboard.core.state",
     "SessionState": "pegboard.core.state",
@@ -158,6 +160,7 @@ __all__ = [
     "parse_url",
     "resolve_path",
     "tool",
+    "validate_session_id",
 ]
 
 

@@ -6,9 +6,9 @@ import the SDK; the HTTP transport validates the same dicts into SDK models.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,8 @@ APPROVAL_SCHEMA: dict[str, Any] = {
     "required": ["approve"],
 }
 MAX_PREVIEW_CHARS = 600
+#: A client session unused this long is closed (the SDK ends idle HTTP sessions after 30 min).
+DEFAULT_IDLE_TIMEOUT = 1800.0
 
 
 @dataclass
@@ -133,13 +135,23 @@ class Bridge:
     page_size: int = DEFAULT_PAGE_SIZE
     session_id: str | None = None
     persist: bool = False
-    _sessions: dict[int, tuple[Any, Session]] = field(default_factory=dict, repr=False)
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    clock: Callable[[], float] = time.monotonic
+    _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
 
     def session_for(self, client: Any = None) -> Session:
-        """The session of ``client``, opened on first use (resuming ``session_id`` for stdio)."""
-        key = id(client) if client is not None else None
-        if key is not None and key in self._sessions and self._sessions[key][0] is client:
-            return self._sessions[key][1]
+        """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
+
+        ``client`` is any hashable key of one MCP session (the stdio server object, an HTTP
+        ``Mcp-Session-Id``). Sessions idle for longer than ``idle_timeout`` are closed.
+        """
+        now = self.clock()
+        self._close_idle(now)
+        key = client if client is None or isinstance(client, str) else id(client)
+        if key is not None and key in self._sessions:
+            entry = self._sessions[key]
+            entry[0] = now
+            return entry[1]
         sel = self.selection
         session = self.pegboard.session(
             agent=sel.agent,
@@ -153,18 +165,24 @@ class Bridge:
             persist=self.persist and client is not None,
         )
         if key is not None:
-            self._sessions[key] = (client, session)
-            _close_with(client, self, key)
+            self._sessions[key] = [now, session]
         return session
+
+    def _close_idle(self, now: float) -> None:
+        for key, (last, session) in list(self._sessions.items()):
+            if now - last > self.idle_timeout:
+                del self._sessions[key]
+                session.close_sync()
 
     async def forget(self, client: Any) -> None:
         """The client went away: close its session."""
-        entry = self._sessions.pop(id(client), None)
+        key = client if isinstance(client, str) else id(client)
+        entry = self._sessions.pop(key, None)
         if entry is not None:
             await entry[1].close()
 
     async def aclose(self) -> None:
-        for _client, session in list(self._sessions.values()):
+        for _last, session in list(self._sessions.values()):
             await session.close()
         self._sessions.clear()
         await self.pegboard.aclose()
@@ -240,36 +258,20 @@ class Bridge:
         return [t["name"] for t in self.list_tools(client)]
 
 
-def _close_with(client: Any, bridge: Bridge, key: int) -> None:
-    """Close the client's session when the client object is collected (an HTTP session ended)."""
-    import weakref
-
-    def closed() -> None:
-        entry = bridge._sessions.pop(key, None)
-        if entry is None:
-            return
-        import asyncio
-
-        try:
-            asyncio.get_running_loop().create_task(entry[1].close())
-        except RuntimeError:
-            entry[1].close_sync()
-
-    try:
-        weakref.finalize(client, closed)
-    except TypeError:  # not weak-referenceable: closed with the bridge
-        pass
-
-
 async def _with_progress(session: Session, name: str, arguments: Any, tool_use_id: str, progress: Progress) -> Any:
-    """Run the call while forwarding its ``progress`` events to ``progress``."""
+    """Run the call while forwarding its ``progress`` events to ``progress``, every one of them
+    sent before the result (the call's own ``call_finished`` event ends the forwarding)."""
     import asyncio
 
     events = session.events()
 
     async def forward() -> None:
         async for event in events:
-            if event.tool_use_id != tool_use_id or event.kind != "progress" or not isinstance(event.data, dict):
+            if event.tool_use_id != tool_use_id:
+                continue
+            if event.kind == "call_finished":
+                return
+            if event.kind != "progress" or not isinstance(event.data, dict):
                 continue
             try:
                 await progress(float(event.data.get("done") or 0), event.data.get("total"), event.data.get("message"))
@@ -281,7 +283,8 @@ async def _with_progress(session: Session, name: str, arguments: Any, tool_use_i
     try:
         return await session.call(name, arguments, tool_use_id=tool_use_id)
     finally:
-        await asyncio.sleep(0)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
+        try:
+            await asyncio.wait_for(task, 5.0)
+        except (TimeoutError, asyncio.CancelledError, Exception):
+            task.cancel()
+        await events.aclose()
