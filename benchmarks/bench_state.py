@@ -114,7 +114,7 @@ async def search(root: Path, notes: int, queries: int) -> bool:
         sub.mkdir(parents=True, exist_ok=True)
         body = "\n\n".join(" ".join(rng.choices(words, weights, k=18)) + "." for _ in range(3))
         (sub / f"note-{i:05d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
-    config = {"toolSettings": {"memory": {"notes": [str(folder)], "directory": str(root / "mem")}}}
+    config = {"tools": {"memory": {"notes": [str(folder)], "directory": str(root / "mem")}}}
     pb = isolated_pegboard(pegboard_memory, cwd=root, config=config, env={"PEGBOARD_DATA_DIR": str(root / "data")})
     start = time.perf_counter()
     first = await pb.call("memory_search", {"query": " ".join(words[:2])})

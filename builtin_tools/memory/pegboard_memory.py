@@ -1,18 +1,18 @@
 """Durable memory: ``memory`` (add / replace / remove entries of USER.md and MEMORY.md),
 ``memory_search`` (ranked full-text search) and ``memory_get`` (a file or a line range).
 
-Memory files live in a project directory (``toolSettings.memory.directory``, default
+Memory files live in a project directory (``tools.memory.directory``, default
 ``.pegboard/memory`` under the project) and a user directory
-(``toolSettings.memory.userDirectory``, default ``memory`` in Pegboard's data directory).
+(``tools.memory.userDirectory``, default ``memory`` in Pegboard's data directory).
 An entry is one ``- `` line. A change takes a lock file beside the memory file, then writes a
 temporary file and renames it over the old one, so two processes never lose an entry and a
 reader never sees half a file. Text that Pegboard's credential redaction would change is
 refused: memory is for durable facts, never secrets.
 
 ``memory_search`` ranks entries of the memory files and paragraphs of the files in
-``toolSettings.memory.notes`` directories with SQLite FTS5's BM25, in an index kept in
+``tools.memory.notes`` directories with SQLite FTS5's BM25, in an index kept in
 memory per ``Pegboard``. It is brought up to date from file sizes and times at most every
-``toolSettings.memory.refreshSeconds`` (5 by default), and at once after a ``memory`` change.
+``tools.memory.refreshSeconds`` (5 by default), and at once after a ``memory`` change.
 """
 
 from __future__ import annotations
@@ -25,18 +25,29 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard import Pegboard, StashKey, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
+from pegboard import (
+    ConfigSection,
+    ConfigSectionRegister,
+    Pegboard,
+    StashKey,
+    ToolContext,
+    ToolRegister,
+    ToolResult,
+    hookimpl,
+    resolve_path,
+    tool,
+)
 from pegboard.core.projection import redact
 from pegboard.core.store import default_data_dir
 
-SETTINGS_KEY = "memory"
+SETTINGS_KEY = "tools.memory"
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
 NOTE_SUFFIXES = (".md", ".markdown", ".txt")
 DEFAULT_MAX_CHARS = 8_000
@@ -79,11 +90,33 @@ class MemoryRoots:
         return [self.project, self.user, *self.notes]
 
 
-def _settings(ctx: ToolContext) -> Mapping[str, Any]:
-    if ctx.config is None:
-        return {}
-    value = ctx.config.config.tool_settings.get(SETTINGS_KEY, {})
-    return value if isinstance(value, Mapping) else {}
+class MemorySettings(BaseModel):
+    """``tools.memory``: where memory and notes live, and the limits."""
+
+    directory: str = Field(default=".pegboard/memory", description="project memory, relative to the project")
+    userDirectory: str | None = Field(default=None, description="user memory (default: memory in the data dir)")
+    notes: list[str] = Field(default_factory=list, description="directories of notes memory_search indexes")
+    maxChars: int = Field(default=DEFAULT_MAX_CHARS, gt=0, description="size limit of one memory file")
+    refreshSeconds: float = Field(default=DEFAULT_REFRESH_SECONDS, ge=0, description="how often notes are rescanned")
+
+
+SECTION = ConfigSection(
+    SETTINGS_KEY,
+    MemorySettings,
+    description="memory, memory_search and memory_get",
+    widening={
+        "directory": "memory_get reads and memory writes files in this directory",
+        "userDirectory": "memory_get reads and memory writes files in this directory",
+        "notes": "memory_search and memory_get read the files in these directories",
+    },
+)
+
+
+def _settings(ctx: ToolContext) -> MemorySettings:
+    if ctx._pegboard is None:
+        return MemorySettings()
+    found: MemorySettings = ctx.settings(SETTINGS_KEY)
+    return found
 
 
 def _path(value: str, base: Path, home: str | None) -> Path:
@@ -99,15 +132,10 @@ def roots(ctx: ToolContext) -> MemoryRoots:
     home = ctx.env.get("HOME")
     pb: Pegboard | None = ctx._pegboard
     data = default_data_dir(pb.data_env() if pb is not None else ctx.env)
-    project = _path(str(settings.get("directory") or ".pegboard/memory"), base, home)
-    user = _path(str(settings["userDirectory"]), base, home) if settings.get("userDirectory") else data / "memory"
-    listed = settings.get("notes") or []
-    notes = tuple(_path(str(n), base, home) for n in ([listed] if isinstance(listed, str) else listed))
-    limit = settings.get("maxChars")
-    max_chars = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_MAX_CHARS
-    refresh = settings.get("refreshSeconds")
-    seconds = float(refresh) if isinstance(refresh, int | float) and not isinstance(refresh, bool) else None
-    return MemoryRoots(project, user, notes, base, max_chars, DEFAULT_REFRESH_SECONDS if seconds is None else seconds)
+    project = _path(settings.directory, base, home)
+    user = _path(settings.userDirectory, base, home) if settings.userDirectory else data / "memory"
+    notes = tuple(_path(n, base, home) for n in settings.notes)
+    return MemoryRoots(project, user, notes, base, settings.maxChars, settings.refreshSeconds)
 
 
 # -- files: lock, atomic write, entries -----------------------------------------------------
@@ -491,6 +519,11 @@ async def memory_get(input: MemoryGetInput, ctx: ToolContext) -> ToolResult:
         "totalLines": len(lines),
     }
     return ToolResult.from_text("\n".join(picked), structured=structured)
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(SECTION)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ checked against what is really stored.
 
 TodoWrite replaces the whole session to-do list at once. Exactly one family is enabled:
 the Task tools unless ``PEGBOARD_ENABLE_TASKS`` (or the seed's ``FUXI_CODE_ENABLE_TASKS``)
-is ``0``, or the setting ``toolSettings.tasks.enabled`` is ``false``; then TodoWrite.
+is ``0``, or the setting ``tools.tasks.enabled`` is ``false``; then TodoWrite.
 Every change is a ``tasks_changed`` session event.
 """
 
@@ -23,6 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pegboard import (
+    ConfigSection,
+    ConfigSectionRegister,
     Pegboard,
     Session,
     SessionKey,
@@ -39,7 +41,7 @@ from pegboard.core.store import default_data_dir
 
 ENV_SWITCH = "PEGBOARD_ENABLE_TASKS"
 SEED_ENV_SWITCH = "FUXI_CODE_ENABLE_TASKS"
-SETTINGS_KEY = "tasks"
+SETTINGS_KEY = "tools.tasks"
 USER_STORE_FILE = "tasks.sqlite3"
 USER_LIST_ID = "user"
 OWNER = "pegboard-tasks"
@@ -112,23 +114,29 @@ def _flag(value: object) -> bool | None:
     return None
 
 
-def tasks_enabled(env: Mapping[str, str], settings: Mapping[str, Any]) -> tuple[bool, str]:
+class TasksSettings(BaseModel):
+    """``tools.tasks``: which family is on, and which list the Claude-Code spellings use."""
+
+    enabled: bool | None = Field(default=None, description="false: TodoWrite instead of the Task tools")
+    defaultScope: Scope = Field(default="session", description="the list TaskCreate and friends use by default")
+
+
+def tasks_enabled(env: Mapping[str, str], settings: TasksSettings) -> tuple[bool, str]:
     """Whether the Task tools (not TodoWrite) are on, and what decided it."""
     for name in (ENV_SWITCH, SEED_ENV_SWITCH):
         flag = _flag(env.get(name))
         if flag is not None:
             return flag, f"{name}={env[name]}"
-    flag = _flag(settings.get("enabled"))
-    if flag is not None:
-        return flag, f"toolSettings.{SETTINGS_KEY}.enabled = {str(flag).lower()}"
+    if settings.enabled is not None:
+        return settings.enabled, f"{SETTINGS_KEY}.enabled = {str(settings.enabled).lower()}"
     return True, "the default"
 
 
-def settings_of(pegboard: Pegboard | None) -> Mapping[str, Any]:
+def settings_of(pegboard: Pegboard | None) -> TasksSettings:
     if pegboard is None:
-        return {}
-    value = pegboard.config.tool_settings.get(SETTINGS_KEY, {})
-    return value if isinstance(value, Mapping) else {}
+        return TasksSettings()
+    found: TasksSettings = pegboard.settings(SETTINGS_KEY)
+    return found
 
 
 # -- the lists -------------------------------------------------------------------------------------
@@ -150,8 +158,7 @@ def choose_scope(ctx: ToolContext, given: Scope | None, seed_default: Scope | No
     name = ctx.requested_name or ""
     if "_" in name and name == name.lower():
         return "user"
-    default = settings_of(ctx._pegboard).get("defaultScope")
-    return "user" if default == "user" else "session"
+    return settings_of(ctx._pegboard).defaultScope
 
 
 def state_for(ctx: ToolContext, scope: Scope) -> SessionState:
@@ -497,6 +504,11 @@ def family_tools(pegboard: Pegboard) -> list[Tool]:
     made = [dataclasses.replace(t, availability=(lambda: None) if on else (lambda: off_tasks)) for t in TASK_TOOLS]
     made.append(dataclasses.replace(todo_write, availability=(lambda: off_todo) if on else (lambda: None)))
     return made
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(ConfigSection(SETTINGS_KEY, TasksSettings, description="The task tools and TodoWrite"))
 
 
 @hookimpl

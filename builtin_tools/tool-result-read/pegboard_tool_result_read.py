@@ -16,7 +16,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pegboard import Session, SessionKey, StoredResult, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import (
+    ConfigSection,
+    ConfigSectionRegister,
+    Session,
+    SessionKey,
+    StoredResult,
+    ToolContext,
+    ToolRegister,
+    ToolResult,
+    hookimpl,
+    tool,
+)
 from pegboard.core.projection import redact
 
 DEFAULT_LIMIT = 12_000
@@ -25,7 +36,7 @@ ENVELOPE_CHARS = 50_000
 REF_PATTERN = re.compile(r"^(tr_[0-9a-f]{8,64})(_raw)?$")
 FULL_REF_LENGTH = 23
 RAW_SUFFIX = "_raw"
-SETTINGS_KEY = "tool_result_read"
+SETTINGS_KEY = "tools.toolResultRead"
 #: The records read last in this process (a ref never changes its record), so paging through
 #: a large result does not fetch it from the store for every page.
 RECENT: SessionKey[dict[str, StoredResult]] = SessionKey("pegboard-tool-result-read-recent", dict, default=dict)
@@ -53,13 +64,19 @@ def refusal(kind: str, message: str, ref: str) -> ToolResult:
     return ToolResult.refusal(kind, message, error_kind=kind, ref=ref)
 
 
+class ReaderSettings(BaseModel):
+    """``tools.toolResultRead``: the reader's envelope."""
+
+    envelopeChars: int = Field(
+        default=ENVELOPE_CHARS, ge=1_000, description="header and page together fit in this many characters"
+    )
+
+
 def envelope_chars(ctx: ToolContext) -> int:
-    """The reader's envelope: ``toolSettings.tool_result_read.envelopeChars`` or the default."""
-    if ctx.config is not None:
-        value = ctx.config.config.tool_settings.get(SETTINGS_KEY, {}).get("envelopeChars")
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return ENVELOPE_CHARS
+    if ctx._pegboard is None:
+        return ENVELOPE_CHARS
+    settings: ReaderSettings = ctx.settings(SETTINGS_KEY)
+    return settings.envelopeChars
 
 
 def raw_ref(ref: str) -> str:
@@ -231,6 +248,11 @@ def results_summary(session: Session) -> list[dict[str, Any]]:
         }
         for r in session.results.all()
     ]
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(ConfigSection(SETTINGS_KEY, ReaderSettings, description="tool_result_read"))
 
 
 @hookimpl

@@ -166,8 +166,6 @@ class PegboardConfig(_Section):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
-    #: ``toolSettings.<name>``: settings a tool distribution reads and checks itself
-    tool_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ async def test_round_trip_in_both_scopes(tmp_path: Path) -> None:
 
 
 async def test_refusals(tmp_path: Path) -> None:
-    pb = board(tmp_path, config={"toolSettings": {"memory": {"maxChars": 200}}})
+    pb = board(tmp_path, config={"tools": {"memory": {"maxChars": 200}}})
     await pb.call("memory", {"action": "add", "content": "alpha one"})
     await pb.call("memory", {"action": "add", "content": "alpha two"})
     ambiguous = await pb.call("memory", {"action": "remove", "old_text": "alpha"})

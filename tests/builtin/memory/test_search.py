@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pegboard_memory
-from pegboard import Pegboard
+from pegboard import ConfigLayer, MemorySessionStore, Pegboard
 from pegboard.testing import isolated_pegboard
 
 
@@ -21,7 +21,7 @@ def board(tmp_path: Path) -> Pegboard:
     (notes / "ignored.bin").write_text("postgres migration postgres migration\n")
     (notes / ".hidden.md").write_text("postgres migration postgres migration\n")
     env = {"PEGBOARD_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path)}
-    config = {"toolSettings": {"memory": {"notes": ["../notes"], "refreshSeconds": 0}}}
+    config = {"tools": {"memory": {"notes": ["../notes"], "refreshSeconds": 0}}}
     (tmp_path / "proj").mkdir()
     return isolated_pegboard(pegboard_memory, cwd=tmp_path / "proj", env=env, config=config)
 
@@ -77,3 +77,17 @@ def test_rescans_at_most_every_refresh_seconds(tmp_path: Path) -> None:
     (notes / "b.md").unlink()
     index.touch()
     assert len(index.search(where, "orchids", 5)) == 1
+
+
+async def test_an_untrusted_projects_note_directories_are_ignored(tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "keys.md").write_text("orchid passphrase hint\n")
+    layer = ConfigLayer("project", {"tools": {"memory": {"notes": ["../outside"]}}}, root=tmp_path, trusted=False)
+    (tmp_path / "proj").mkdir()
+    pb = Pegboard(plugins=[pegboard_memory], load_entrypoints=False, layers=[layer], cwd=tmp_path / "proj",
+                  env={"PEGBOARD_DATA_DIR": str(tmp_path / "data")}, store=MemorySessionStore())
+    assert any("tools.memory.notes" in w and "pegboard trust" in w for w in pb.warnings)
+    found = await pb.call("memory_search", {"query": "orchid"})
+    assert found.structured == {"results": []}
+    got = await pb.call("memory_get", {"path": str(tmp_path / "outside" / "keys.md")})
+    assert got.metadata["error_kind"] == "not_memory"

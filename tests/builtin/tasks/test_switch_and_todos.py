@@ -39,8 +39,8 @@ def test_tasks_by_default(tmp_path: Path) -> None:
     [
         ({"PEGBOARD_ENABLE_TASKS": "0"}, None),
         ({"FUXI_CODE_ENABLE_TASKS": "0"}, None),
-        ({"PEGBOARD_ENABLE_TASKS": "false"}, {"toolSettings": {"tasks": {"enabled": True}}}),
-        ({}, {"toolSettings": {"tasks": {"enabled": False}}}),
+        ({"PEGBOARD_ENABLE_TASKS": "false"}, {"tools": {"tasks": {"enabled": True}}}),
+        ({}, {"tools": {"tasks": {"enabled": False}}}),
     ],
 )
 def test_switched_to_todowrite(tmp_path: Path, env: dict[str, str], config: dict[str, Any] | None) -> None:
@@ -52,7 +52,7 @@ def test_switched_to_todowrite(tmp_path: Path, env: dict[str, str], config: dict
 def test_pegboard_spelling_beats_the_seed_variable_and_setting(tmp_path: Path) -> None:
     on, _ = enabled(
         tmp_path, {"PEGBOARD_ENABLE_TASKS": "1", "FUXI_CODE_ENABLE_TASKS": "0"},
-        {"toolSettings": {"tasks": {"enabled": False}}},
+        {"tools": {"tasks": {"enabled": False}}},
     )
     assert on == TASKS
 

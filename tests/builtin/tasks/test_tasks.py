@@ -114,7 +114,7 @@ async def test_seed_spellings_use_the_durable_user_list(tmp_path: Path) -> None:
 
 
 async def test_default_scope_setting(tmp_path: Path) -> None:
-    pb = board(tmp_path, config={"toolSettings": {"tasks": {"defaultScope": "user"}}})
+    pb = board(tmp_path, config={"tools": {"tasks": {"defaultScope": "user"}}})
     async with pb.session(persist=False) as s:
         made = await s.call("TaskCreate", {"subject": "x"})
         assert made.structured is not None and made.structured["task"]["scope"] == "user"

@@ -88,7 +88,7 @@ async def test_limit_bounds(tmp_path: Path) -> None:
 
 
 async def test_envelope_clamp(tmp_path: Path) -> None:
-    pb = board(tmp_path, config={"toolSettings": {"tool_result_read": {"envelopeChars": 5_000}}})
+    pb = board(tmp_path, config={"tools": {"toolResultRead": {"envelopeChars": 5_000}}})
     async with pb.session(persist=False) as s:
         text = "".join(chr(0x4E00 + i % 500) for i in range(30_000))
         ref = (await s.call("Emit", {"text": text})).metadata["details_ref"]
