@@ -128,18 +128,32 @@ def resolve(session: Session, ref: str) -> tuple[StoredResult | None, ToolResult
     return record, None, part
 
 
+ARTIFACTS: SessionKey[dict[str, tuple[tuple[int, int], str]]] = SessionKey(
+    "pegboard-tool-result-read-artifacts", dict, default=dict
+)
+
+
 def _artifact_text(session: Session, record: StoredResult) -> str | None:
-    """The text of the session file an ``artifact`` record points at, or ``None``."""
+    """The redacted text of the session file an ``artifact`` record points at, or ``None``.
+
+    The last file read is kept (by size and time) so that paging through it reads it once."""
     name = str(record.meta.get("path") or record.text)
     base = session.directory.resolve()
     path = (base / name).resolve()
     if not path.is_relative_to(base) or not path.is_file():
         return None
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        stat = path.stat()
+        mark = (stat.st_mtime_ns, stat.st_size)
+        cache = session.state[ARTIFACTS]
+        if record.ref in cache and cache[record.ref][0] == mark:
+            return cache[record.ref][1]
+        text = redact(path.read_bytes().decode("utf-8", errors="replace"), list(session.pegboard.secrets))
     except OSError:
         return None
-    return redact(text, list(session.pegboard.secrets))
+    cache.clear()
+    cache[record.ref] = (mark, text)
+    return text
 
 
 def page_header(fields: dict[str, Any]) -> str:
