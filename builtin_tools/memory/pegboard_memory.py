@@ -4,9 +4,9 @@
 Memory files live in a project directory (``tools.memory.directory``, default
 ``.pegboard/memory`` under the project) and a user directory
 (``tools.memory.userDirectory``, default ``memory`` in Pegboard's data directory).
-An entry is one ``- `` line. A change takes a lock file beside the memory file, then writes a
-temporary file and renames it over the old one, so two processes never lose an entry and a
-reader never sees half a file. Text that Pegboard's credential redaction would change is
+An entry is one ``- `` line. A change takes a lock file beside the memory file, then replaces
+the file atomically (``pegboard_toolkit.write_text``), so two processes never lose an entry
+and a reader never sees half a file. Text that Pegboard's credential redaction would change is
 refused: memory is for durable facts, never secrets.
 
 ``memory_search`` ranks entries of the memory files and paragraphs of the files in
@@ -22,7 +22,6 @@ import os
 import re
 import sqlite3
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +45,7 @@ from pegboard import (
 )
 from pegboard.core.projection import redact
 from pegboard.core.store import default_data_dir
+from pegboard_toolkit import AtomicWriteError, write_text
 
 SETTINGS_KEY = "tools.memory"
 FILES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -179,19 +179,11 @@ else:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Replace ``path`` with ``text`` (UTF-8, LF) through the toolkit's atomic write."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        write_text(path, text, make_parents=True)
+    except AtomicWriteError as exc:
+        raise MemoryRefusal(exc.kind, f"cannot write {path}: {exc}") from None
 
 
 def entries(text: str) -> list[str]:
