@@ -9,6 +9,7 @@ import pytest
 
 import pegboard_tasks
 from pegboard.testing import check_tool, isolated_pegboard
+from tests.builtin.tasks.support import Events
 
 TASKS = {"TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "task_complete"}
 
@@ -65,7 +66,8 @@ async def test_disabled_family_refuses_calls(tmp_path: Path) -> None:
 
 async def test_todowrite_replaces_the_whole_list(tmp_path: Path) -> None:
     env = {"PEGBOARD_DATA_DIR": str(tmp_path), "PEGBOARD_ENABLE_TASKS": "0"}
-    pb = isolated_pegboard(pegboard_tasks, cwd=tmp_path, env=env)
+    events = Events()
+    pb = isolated_pegboard(pegboard_tasks, events, cwd=tmp_path, env=env)
     async with pb.session(persist=False) as s:
         first = [
             {"content": "Run the tests", "status": "in_progress", "activeForm": "Running the tests"},
@@ -77,5 +79,6 @@ async def test_todowrite_replaces_the_whole_list(tmp_path: Path) -> None:
         result = await s.call("TodoWrite", {"todos": second})
         assert result.structured is not None and result.structured["oldTodos"] == first
         assert pegboard_tasks.session_tasks(s)["todos"] == second
+        assert [e.data["todos"] for e in events.seen] == [first, second]
         bad = await s.call("TodoWrite", {"todos": [{"content": "", "status": "doing", "activeForm": "x"}]})
         assert bad.is_error and "todos.0.status" in bad.text and "todos.0.content" in bad.text

@@ -9,18 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pegboard_tasks
-from pegboard import Pegboard, Session, SessionEvent, SQLiteSessionStore, hookimpl
+from pegboard import Pegboard, Session, SQLiteSessionStore
 from pegboard.testing import isolated_pegboard
-
-
-class Events:
-    def __init__(self) -> None:
-        self.seen: list[SessionEvent] = []
-
-    @hookimpl
-    def on_event(self, event: SessionEvent, session: Session) -> None:
-        if event.kind == "tasks_changed":
-            self.seen.append(event)
+from tests.builtin.tasks.support import Events
 
 
 def board(tmp_path: Path, *plugins: object, env: dict[str, str] | None = None, **kw: Any) -> Pegboard:
