@@ -169,6 +169,7 @@ class CallPipeline:
         try:
             tool = self.resolve(name, enabled, disabled or {})
             context.tool = tool.name
+            context.requested_name = name
             model = validate_input(tool, raw_input)
             model = absolutize_paths(tool, model, context)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
@@ -433,7 +434,7 @@ class CallPipeline:
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
         reader = next(
             (
-                t.name
+                t
                 for t in self.pb.registry.tools.values()
                 if t.reads_results and (enabled is None or t.name in enabled)
             ),
@@ -448,7 +449,9 @@ class CallPipeline:
             limit=tool.max_result_chars,
             store=session.results,
             secrets=self.pb.secrets,
-            reader=reader,
+            reader=reader.name if reader else None,
+            note=reader.result_note if reader else None,
+            redact_text=not tool.reads_results,
         )
 
     # helpers -------------------------------------------------------------------------------

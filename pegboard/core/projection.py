@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
@@ -46,18 +46,38 @@ class ResultSink(Protocol):
     def put(self, tool: str, text: str) -> str: ...
 
 
+def cut_note(ref: str, limit: int, total: int, reader: str | None = None) -> str:
+    """The note a cut result ends with when the reader supplies none: it names the reference."""
+    how = (
+        f"page through it with {reader}"
+        if reader
+        else "no tool to page through it is enabled, so narrow the request to see the rest"
+    )
+    return f"[Result cut to {limit:,} of {total:,} characters. The whole result is kept as {ref}: {how}]"
+
+
 def project(
-    result: ToolResult, *, tool: str, limit: int, store: ResultSink, secrets: list[str], reader: str | None = None
+    result: ToolResult,
+    *,
+    tool: str,
+    limit: int,
+    store: ResultSink,
+    secrets: list[str],
+    reader: str | None = None,
+    note: Callable[[str, int, int], str] | None = None,
+    redact_text: bool = True,
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
 
-    ``reader`` is the enabled tool that pages through stored results (``reads_results``);
-    without one the note tells the model to narrow its request instead.
+    ``reader`` is the enabled tool that pages through stored results (``reads_results``) and
+    ``note`` its ``result_note(ref, limit, total)``, which words the note (how to read on);
+    without a reader the note tells the model to narrow its request instead. ``redact_text``
+    is false only for the reader itself, whose pages come from records redacted when stored.
     """
     blocks: list[TextBlock | ImageBlock] = []
     changed = False
     for block in result.content:
-        if isinstance(block, TextBlock):
+        if isinstance(block, TextBlock) and redact_text:
             clean = redact(block.text, secrets)
             changed |= clean != block.text
             blocks.append(TextBlock(text=clean) if clean != block.text else block)
@@ -68,12 +88,13 @@ def project(
     if text_len > limit:
         whole = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
         ref = store.put(tool, whole)
-        how = (
-            f"read more with {reader}(ref={ref!r}, offset={limit})"
-            if reader
-            else "no tool to page through it is enabled, so narrow the request to see the rest"
-        )
-        note = f"\n\n[Result cut to {limit:,} of {len(whole):,} characters. The whole result is kept as {ref}: {how}]"
+        written: str | None = None
+        if note is not None and reader:
+            try:
+                written = note(ref, limit, len(whole))
+            except Exception:
+                written = None
+        text = written if written and ref in written else cut_note(ref, limit, len(whole), reader)
         kept: list[TextBlock | ImageBlock] = []
         budget = limit
         for block in blocks:
@@ -84,7 +105,7 @@ def project(
                 budget -= len(block.text)
             else:
                 kept.append(block)
-        kept.append(TextBlock(text=note))
+        kept.append(TextBlock(text="\n\n" + text))
         blocks = kept
         metadata.update(truncated=True, full_result_ref=ref, details_ref=ref, full_length=len(whole))
         changed = True

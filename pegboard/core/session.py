@@ -159,15 +159,18 @@ class SessionResults:
         meta: Mapping[str, Any] | None = None,
         ref: str | None = None,
     ) -> str:
-        """Keep ``text`` (already redacted) and return its reference."""
+        """Keep ``text`` (and ``raw``), with credentials redacted, and return its reference."""
+        from pegboard.core.projection import redact
+
         s = self._session
+        secrets = list(s.pegboard.secrets)
         record = StoredResult(
             ref=ref or self.new_ref(),
             tool=tool,
-            text=text,
+            text=redact(text, secrets),
             storage_kind=storage_kind,
             content_type=content_type,
-            raw=raw,
+            raw=None if raw is None else redact(raw, secrets),
             complete=complete,
             run=s.current_run,
             meta=dict(meta or {}),

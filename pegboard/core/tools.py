@@ -106,6 +106,8 @@ class ToolContext:
 
     ``call_rules`` are the ``Tool(specifier)`` entries of a subagent's ``tools`` /
     ``disallowedTools`` lists, which every call of that subagent must satisfy.
+    ``requested_name`` is the name the call used (an alias, another spelling), ``tool``
+    the registered name it resolved to.
     """
 
     cwd: Path = field(default_factory=Path.cwd)
@@ -124,6 +126,7 @@ class ToolContext:
     session: Session | None = None
     tool: str | None = None
     project_dir: Path | None = None
+    requested_name: str | None = None
     _pegboard: Any = field(default=None, repr=False)
 
     @property
@@ -180,6 +183,7 @@ class ToolContext:
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
 SpecifierMatcher = Callable[[str, Mapping[str, Any]], bool]
 AvailabilityCheck = Callable[[], str | None]
+ResultNote = Callable[[str, int, int], str]
 
 
 @dataclass(eq=False)
@@ -193,7 +197,8 @@ class Tool:
     ``availability`` returns a reason when the tool cannot run here (missing binary or key).
     ``deferred`` tools are offered by name only until a tool with ``loads_deferred`` (a
     search) loads them for the session; see ``pegboard.core.deferred``. ``reads_results``
-    marks the tool that pages through results cut to their size limit.
+    marks the tool that pages through results cut to their size limit; its
+    ``result_note(ref, limit, total)`` writes the note a cut result ends with.
     ``permission_subjects(input)`` returns the :class:`Subjects` a call touches (every path
     read or written, a command, a URL, a name); the permission engine judges those.
     ``path_fields`` name the input fields that hold paths: they are made absolute against
@@ -221,6 +226,7 @@ class Tool:
     deferred: bool = False
     loads_deferred: bool = False
     reads_results: bool = False
+    result_note: ResultNote | None = None
     title: str | None = None
     permission_subjects: Callable[[Any], Subjects] | None = None
     path_fields: Sequence[str] = ()

@@ -95,8 +95,15 @@ def test_profiles_are_the_seed_lists() -> None:
     profiles = {name: p.allow for name, p in pb.registry.profiles.items()}
     assert profiles == {
         "minimal": ("session_status",),
-        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image"),
-        "messaging": ("group:messaging", "sessions_list", "sessions_history", "sessions_send", "session_status"),
+        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image", "tool_result_read"),
+        "messaging": (
+            "group:messaging",
+            "sessions_list",
+            "sessions_history",
+            "sessions_send",
+            "session_status",
+            "tool_result_read",
+        ),
         "full": None,
     }
     assert all(p.description for p in pb.registry.profiles.values())

@@ -13,6 +13,9 @@ import click
 from pegboard.core.cli.common import EXIT_USAGE, config_options, emit_json, fail, json_option, load_pegboard
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+#: where the task tools (pegboard-tasks) keep a session's task list and TodoWrite's list
+TASKS_SLOT = "pegboard-tasks"
+TODOS_SLOT = "pegboard-todos"
 _UNITS = {"": 86400.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 
 
@@ -74,10 +77,20 @@ def session_details(store: Any, session_id: str) -> dict[str, Any] | None:
             "bytes": r.size,
             "complete": r.complete,
             "created": r.created,
+            **({"raw_ref": r.ref + "_raw"} if r.raw is not None else {}),
         }
         for r in store.results(session_id)
     ]
-    return {**record.to_json(), "slots": slots, "results": results}
+    return {**record.to_json(), **_task_lists(slots), "slots": slots, "results": results}
+
+
+def _task_lists(slots: dict[str, Any]) -> dict[str, list[Any]]:
+    """The session's task list and to-do list, from the slots the task tools keep them in."""
+    board = slots.get(TASKS_SLOT)
+    listed = board.get("tasks") if isinstance(board, dict) else None
+    tasks = list(listed.values()) if isinstance(listed, dict) else []
+    todos = slots.get(TODOS_SLOT)
+    return {"tasks": tasks, "todos": todos if isinstance(todos, list) else []}
 
 
 @click.group("sessions")
@@ -121,7 +134,17 @@ def show(session_id: str, config_files: tuple[Path, ...], cwd: Path | None, as_j
     for key in ("agent", "provider", "model", "profile", "subagent", "mode", "cwd"):
         if details.get(key):
             click.echo(f"  {key}: {details[key]}")
+    for task in details["tasks"]:
+        blocked = ", ".join(f"#{b}" for b in task.get("blockedBy") or [])
+        click.echo(
+            f"  task #{task.get('id')} [{task.get('status')}] {task.get('subject')}"
+            + (f" (blocked by {blocked})" if blocked else "")
+        )
+    for todo in details["todos"]:
+        click.echo(f"  todo [{todo.get('status')}] {todo.get('content')}")
     for name, value in details["slots"].items():
+        if name in (TASKS_SLOT, TODOS_SLOT):
+            continue
         click.echo(f"  slot {name}: {json.dumps(value, ensure_ascii=False)[:400]}")
     for r in details["results"]:
         click.echo(f"  result {r['ref']} from {r['tool']}: {r['chars']:,} characters ({r['storage_kind']})")
