@@ -254,6 +254,7 @@ class Pegboard:
             warnings=result.warnings,
             decisions=decisions,
             call_rules=result.call_rules,
+            errors=result.errors,
         )
 
     def enabled_tools(self, **selection: Any) -> list[Tool]:

@@ -88,7 +88,9 @@ def test_cli_groups_profiles_prompt_json(tmp_path: Path) -> None:
     assert profiles["full"]["allow"] is None
     config = write_config(tmp_path, {"tools": {"deny": ["*"]}})
     out = json.loads(run_cli("prompt", "--json", "--config", config).output)
-    assert out == {"prompt": f"## Tools\n\n{EMPTY}\n", "tools": [], "warnings": []}
+    assert out["prompt"] == f"## Tools\n\n{EMPTY}\n" and out["tools"] == []
+    (warning,) = out["warnings"]
+    assert "no tool is enabled" in warning and "deny" in warning
     tools = json.loads(run_cli("tools", "--json", "--config", config).output)
     assert tools["enabled"] == []
 
