@@ -79,6 +79,8 @@ class Pegboard:
         self.plugins: list[PluginInfo] = loader.infos
         self._settings: dict[str, Any] = {}
         self._apply_config_sections()
+        failed = [p.name for p in loader.infos if p.status == "failed"]
+        self.warnings += [f"plugin {name} failed to load; see pegboard plugins" for name in failed]
         self.secrets = secret_values(self.env)
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
