@@ -21,7 +21,7 @@ from pegboard.core.tools import Tool
 
 _PATH_FIELDS = ("file_path", "notebook_path", "path", "filePath")
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9._:@+-]+")
-_SHELL_OPERATORS = ("&&", "||", ";", "|", "&", ">", "<", "`", "$(", "\n")
+_SIMPLE_COMMANDS = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 
 
 def _path_candidates(family: str, data: Mapping[str, Any], cwd: Path) -> Iterator[str]:
@@ -34,19 +34,12 @@ def _path_candidates(family: str, data: Mapping[str, Any], cwd: Path) -> Iterato
     yield f"{family}(/{path.parent.as_posix()}/**)"
 
 
-def _command_candidates(family: str, data: Mapping[str, Any]) -> Iterator[str]:
-    command = data.get("command")
-    if not isinstance(command, str) or not command.strip():
-        return
-    command = command.strip()
-    if any(op in command for op in _SHELL_OPERATORS):
-        yield f"{family}({command})"
-        return
+def _command_candidates(family: str, command: str) -> Iterator[str]:
+    """``Family(prefix:*)`` from the longest plain prefix (up to three words) down, then the exact command."""
     try:
         words = shlex.split(command)
     except ValueError:
-        yield f"{family}({command})"
-        return
+        words = []
     plain = []
     for word in words:
         if word.startswith("-") or not _PLAIN_WORD.fullmatch(word):
@@ -70,28 +63,40 @@ def _named_candidates(family: str, data: Mapping[str, Any]) -> Iterator[str]:
             yield f"{family}({data[key]})"
 
 
-def candidates(tool: Tool, data: Mapping[str, Any], cwd: Path) -> Iterator[str]:
-    """Allow rules for this call, narrowest first (not yet checked)."""
+def candidates(tool: Tool, data: Mapping[str, Any], cwd: Path) -> Iterator[list[str]]:
+    """Sets of allow rules for this call, narrowest first (not yet checked). A compound shell
+    command needs one rule per simple command in it, so each candidate is a list."""
     family = tool.family
     kind = FAMILY_KINDS.get(family)
+    if kind in ("bash", "powershell"):
+        command = data.get("command")
+        if isinstance(command, str) and command.strip():
+            parts = [p for p in _SIMPLE_COMMANDS.split(command.strip()) if p]
+            if len(parts) == 1:
+                yield from ([rule] for rule in _command_candidates(family, parts[0]))
+            else:
+                yield [next(_command_candidates(family, part)) for part in parts]
+                yield [f"{family}({part})" for part in parts]
+        return
+    single: Iterator[str] = iter(())
     if kind in ("read", "edit"):
-        yield from _path_candidates(family, data, cwd)
-    elif kind in ("bash", "powershell"):
-        yield from _command_candidates(family, data)
+        single = _path_candidates(family, data, cwd)
     elif kind == "webfetch":
-        yield from _url_candidates(family, data)
+        single = _url_candidates(family, data)
     elif kind in ("skill", "agent"):
-        yield from _named_candidates(family, data)
+        single = _named_candidates(family, data)
+    yield from ([rule] for rule in single)
 
 
 def narrowest_rule(tool: Tool, data: Mapping[str, Any], cwd: Path) -> str:
-    """The first candidate the rule engine says allows this call, else the family name."""
+    """The first candidate the rule engine says allows this call (rules joined with ``", "``
+    for a compound command), else the family name."""
     from pegboard.core.permissions import PermissionEngine
 
-    for rule in candidates(tool, data, cwd):
-        layer = ConfigLayer("code", {"permissions": {"allow": [rule]}}, root=cwd)
+    for rules in candidates(tool, data, cwd):
+        layer = ConfigLayer("code", {"permissions": {"allow": rules}}, root=cwd)
         engine = PermissionEngine([layer], cwd=cwd, mode="default")
         decision = engine.check(tool.name, data, tool)
-        if decision.decision == "allow" and decision.rule == rule:
-            return rule
+        if decision.decision == "allow" and (decision.rule in rules or len(rules) > 1):
+            return '", "'.join(rules)
     return tool.family
