@@ -113,7 +113,7 @@ class Pegboard:
         errors, section_warnings = section_problems(self.layers, sections)
         if errors:
             raise ConfigError("\n".join(dict.fromkeys(errors)))
-        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)$")
+        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
         kept = []
         for warning in self.warnings:
             match = unknown.search(warning)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -144,13 +145,24 @@ def _profile_fields(data: Any) -> list[tuple[str, Any]]:
     return found
 
 
-def _policy_problems(layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
+def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[str], list[str]]:
+    """Plugins' config sections: their keys are not unknown, and their own checks apply."""
+    from pegboard.core.sections import covered_by, section_problems
+
+    sections = list(pb.registry.config_sections.values())
+    if not sections:
+        return [], warnings
+    unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
+    kept = [w for w in warnings if not ((m := unknown.search(w)) and covered_by(m.group(1), sections))]
+    errors, more = section_problems([layer], sections)
+    return errors, kept + more
+
+
+def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
     """Unknown profiles (errors, read from the raw data so they show beside type errors) and,
     for a valid file, entries that name no installed tool; both against the plugins installed here."""
-    from pegboard.core.app import Pegboard
     from pegboard.core.policy import FULL_PROFILE, policy_problems
 
-    pb = Pegboard(layers=[])
     names = sorted({*pb.registry.profiles, FULL_PROFILE})
     errors = [
         f"{where}: {key}: unknown profile {value!r}{_suggest(str(value), names)} Valid profiles: {', '.join(names)}."
@@ -177,7 +189,12 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     except ConfigError as exc:
         model = None
         errors += str(exc).splitlines()
-    for more_errors, more_warnings in (_hook_problems(layer, where), _policy_problems(layer, model, where)):
+    from pegboard.core.app import Pegboard
+
+    pb = Pegboard(layers=[])
+    section_errors, warnings = _section_problems(pb, layer, warnings)
+    errors += section_errors
+    for more_errors, more_warnings in (_hook_problems(layer, where), _policy_problems(pb, layer, model, where)):
         errors += more_errors
         warnings += more_warnings
     if model is not None:
