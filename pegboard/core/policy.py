@@ -900,6 +900,9 @@ def _empty_warning(base: _Allowlist, decisions: Sequence[ToolDecision]) -> str:
     """Why nothing is enabled, in one line: the allowlist and the step that removed most."""
     steps = sorted({d.step for d in decisions})
     where = f" by {base.describe}" if base.restricting and base.describe else ""
+    profile = next((p for p in base.parts if p.role == "profile"), None) if base.restricting else None
+    if profile is not None and profile.compiled.entries and not profile.compiled.known:
+        where += f" (it allows {', '.join(profile.compiled.entries)}; no installed tool matches)"
     return (
         f"no tool is enabled{where}: all {len(decisions)} installed tools were removed "
         f"(steps: {', '.join(steps)}); see pegboard tools --explain"
@@ -1118,7 +1121,7 @@ def _decide(
 
 def validate_policy_config(catalog: PolicyCatalog, config: PegboardConfig) -> list[str]:
     """Every policy problem in ``config``, whatever agent/provider is selected: unknown
-    profiles, missing groups, entries that match no tool (for ``pegboard doctor`` and tests)."""
+    profiles, missing groups, entries that match no tool (for ``pegboard config validate`` and tests)."""
     errors, warnings = policy_problems(catalog, config)
     return [*errors, *warnings]
 
