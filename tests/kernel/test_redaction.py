@@ -149,8 +149,9 @@ FILLER = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]
 @st.composite
 def texts_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
     secrets = draw(st.lists(st.text(alphabet="aZ0-:@ [] \n", min_size=1, max_size=16), max_size=4))
-    inner = [s[i:j] for s in secrets for i, j in [(1, len(s)), (0, len(s) - 1)] if len(s) > 2]
-    secrets += draw(st.lists(st.sampled_from(inner), max_size=2)) if inner else []
+    inner = [s[i:j] for s in secrets for i, j in [(1, len(s)), (0, len(s) - 1)] if len(s) > 2]  # contained
+    tails = [s[len(s) // 2 :] + draw(st.text(alphabet="aZ0-", min_size=1, max_size=4)) for s in secrets]  # overlapping
+    secrets += draw(st.lists(st.sampled_from(inner + tails), max_size=3)) if inner + tails else []
     pieces = st.one_of(FRAGMENTS, WORDS, FILLER, *([st.sampled_from(secrets)] if secrets else []))
     text = "".join(draw(st.lists(pieces, max_size=40)))
     return text, draw(st.permutations(secrets))
