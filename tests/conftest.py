@@ -16,6 +16,9 @@ if os.environ.get("CI"):
 
 pytest_plugins = ["pegboard.testing"]
 
+#: fixture packages carry their own tests, run in their own directory by the tests that use them
+collect_ignore_glob = ["fixtures/*"]
+
 REPO = Path(__file__).resolve().parents[1]
 
 
