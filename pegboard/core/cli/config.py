@@ -192,6 +192,7 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     from pegboard.core.app import Pegboard
 
     pb = Pegboard(layers=[])
+    warnings += [f"{w}; what it registers is not checked" for w in pb.warnings if "failed to load" in w]
     section_errors, warnings = _section_problems(pb, layer, warnings)
     errors += section_errors
     for more_errors, more_warnings in (_hook_problems(layer, where), _policy_problems(pb, layer, model, where)):
