@@ -1,4 +1,4 @@
-"""Credential redaction at the cost of a few literal searches per text.
+"""Credential redaction at the cost of a few passes over the text.
 
 The result is defined by the plain rule: replace each secret value in turn, then apply each
 credential pattern in turn over the whole text. Applying eight regexes to a 5 MB result costs

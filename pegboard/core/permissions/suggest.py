@@ -95,8 +95,10 @@ def narrowest_rule(tool: Tool, data: Mapping[str, Any], cwd: Path) -> str:
 
     for rules in candidates(tool, data, cwd):
         layer = ConfigLayer("code", {"permissions": {"allow": rules}}, root=cwd)
-        engine = PermissionEngine([layer], cwd=cwd, mode="default")
-        decision = engine.check(tool.name, data, tool)
+        try:
+            decision = PermissionEngine([layer], cwd=cwd, mode="default").check(tool.name, data, tool)
+        except Exception:  # a suggestion must never cost the caller its refusal message
+            continue
         if decision.decision == "allow" and (decision.rule in rules or len(rules) > 1):
             return '", "'.join(rules)
     return tool.family
