@@ -66,7 +66,8 @@ def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> 
         )
         return
     plain = [f.rstrip("?") for f in fields]
-    if fields:
+    open_model = tool is not None and tool.input_model.model_config.get("extra") == "allow"
+    if fields and not open_model:
         extra = [f"{key!r}{_near(key, plain)}" for key in tool_input if key not in plain]
         if extra:
             fail(f"{name} has no field {', '.join(extra)}. {takes}.", EXIT_USAGE)
