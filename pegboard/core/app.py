@@ -79,6 +79,8 @@ class Pegboard:
         self.plugins: list[PluginInfo] = loader.infos
         self._settings: dict[str, Any] = {}
         self._apply_config_sections()
+        failed = [p.name for p in loader.infos if p.status == "failed"]
+        self.warnings += [f"plugin {name} failed to load; see pegboard plugins" for name in failed]
         self.secrets = secret_values(self.env)
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
@@ -111,7 +113,7 @@ class Pegboard:
         errors, section_warnings = section_problems(self.layers, sections)
         if errors:
             raise ConfigError("\n".join(dict.fromkeys(errors)))
-        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)$")
+        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
         kept = []
         for warning in self.warnings:
             match = unknown.search(warning)
@@ -254,6 +256,7 @@ class Pegboard:
             warnings=result.warnings,
             decisions=decisions,
             call_rules=result.call_rules,
+            errors=result.errors,
         )
 
     def enabled_tools(self, **selection: Any) -> list[Tool]:

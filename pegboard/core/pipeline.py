@@ -18,6 +18,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -199,10 +200,12 @@ class CallPipeline:
         tool = self.pb.registry.find(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
+            failed = [p.name for p in self.pb.plugins if p.status == "failed"]
+            also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""
             raise CallRefused(
                 ToolResult.refusal(
                     Reason.UNKNOWN_TOOL,
-                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}",
+                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}{also}",
                 )
             )
         if enabled is not None and tool.name not in enabled and (reason := tool.unavailable_reason()):
@@ -352,11 +355,11 @@ class CallPipeline:
         if answer is True:
             return
         if answer is False:
-            raise CallRefused(
-                ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; the approver refused")
-            )
+            message = f"{ask_message(call, decision, ctx, approver)}; the approver refused"
+            raise CallRefused(ToolResult.refusal(Reason.NOT_APPROVED, message))
+        nobody = "no approver answered" if approver is not None else "no approver is available"
         raise CallRefused(
-            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; no approver is available")
+            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision, ctx, approver)}; {nobody}")
         )
 
     async def before_rewrite(
@@ -500,16 +503,31 @@ def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
     return f"Permission to use {call.name} was denied{where}: {decision.reason}".rstrip(": ")
 
 
-def ask_message(call: ToolCall, decision: PermissionDecision) -> str:
+#: what the Python API tells a caller that passed no approver
+API_HOW_TO_APPROVE = "pass approver= to Pegboard.call, or let a request_approval hook answer"
+
+
+def ask_message(
+    call: ToolCall, decision: PermissionDecision, ctx: ToolContext | None = None, approver: Approver | None = None
+) -> str:
+    """Why the call waits for approval and how this caller can allow it.
+
+    An approver may carry ``how_to_approve`` (the CLI's says ``--yes`` or a terminal); the
+    suggested rule is the narrowest that would allow this very call (``Read(//etc/hosts)``).
+    """
     rule = (
         f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
     )
+    approve = getattr(approver, "how_to_approve", None) or API_HOW_TO_APPROVE
     if decision.hard:
-        how = "a person must approve it (--yes, a terminal, or the host's approver); no rule or hook can"
+        how = f"a person must approve it ({approve}); no rule or hook can"
     elif decision.rule is None:
-        how = f'add an allow rule such as "{call.tool.family}" to permissions.allow, pass --yes, or run in a TTY'
+        from pegboard.core.permissions.suggest import narrowest_rule
+
+        suggestion = narrowest_rule(call.tool, call.input, ctx.cwd if ctx is not None else Path.cwd())
+        how = f'add "{suggestion}" to permissions.allow, or approve it: {approve}'
     else:
-        how = "remove or narrow that ask rule, or approve the call interactively"
+        how = f"remove or narrow that ask rule, or approve it: {approve}"
     return f"{call.name} needs approval{rule} ({decision.reason}); to allow it, {how}"
 
 

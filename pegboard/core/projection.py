@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Protocol
 
+from pegboard.core.redaction import REDACTED, redact, secret_values
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
 
-_CREDENTIAL_PATTERNS = [
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-    re.compile(r"(?i)\b(authorization:\s*bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
-]
-_SECRET_ENV_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)")
-REDACTED = "[REDACTED]"
-
-
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names say they are secrets (long enough to be real)."""
-    return sorted({v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= 12}, key=len, reverse=True)
-
-
-def redact(text: str, secrets: list[str] = ()) -> str:  # type: ignore[assignment]
-    """Replace known credential shapes and the given secret values with ``[REDACTED]``."""
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    for pattern in _CREDENTIAL_PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
-        else:
-            text = pattern.sub(REDACTED, text)
-    return text
+__all__ = ["REDACTED", "ResultSink", "cut_note", "project", "redact", "secret_values"]
 
 
 class ResultSink(Protocol):

@@ -234,6 +234,7 @@ def test_third_party_plugin_appears_and_broken_one_is_reported(third_party_site:
     blocked = run("call", "Shout", "--input", '{"text": "a secret"}', "--json", env=env, cwd=tmp_path)
     assert blocked.returncode == 1 and json.loads(blocked.stdout)["reason"] == "hook_blocked"
     assert run("shout", "hey", env=env).stdout == "HEY!\n"
+    assert run("whisper", "HEY", env=env).stdout == "hey...\n"
     human = run("plugins", env=env)
     assert "failed" in human.stdout and "Traceback" not in human.stderr
 

@@ -35,6 +35,7 @@ def make_approver(yes: bool) -> Any:
         why = f" ({decision.reason})" if decision.reason else ""
         return click.confirm(f"Allow {call.name} {call.input}{why}?", default=False, err=True)
 
+    approve.how_to_approve = "pass --yes, or run pegboard call in a terminal to be asked"  # type: ignore[attr-defined]
     return approve
 
 

@@ -90,6 +90,15 @@ def load_pegboard(config_files: Sequence[Path] = (), cwd: Path | None = None, **
     return pb
 
 
+def fail_on_policy_errors(pb: Any, **selection: Any) -> None:
+    """Exit 1 naming each setting that failed closed (an unknown profile) for this selection."""
+    errors = pb.tools(**selection).errors
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+    if errors:
+        sys.exit(EXIT_ERROR)
+
+
 def parse_json_input(text: str | None, what: str = "--input") -> Any:
     """Parse ``--input``: JSON text, ``@file`` or ``-`` for standard input."""
     if text is None:
