@@ -69,17 +69,28 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
             )
         except (TaskError, ExecError, FileNotFoundError) as exc:
             return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
-        text = (f"Command running in background with ID: {record.id}. "
-                f"Output is being written to: {record.output_file}")
-        return ToolResult.from_text(text, structured={
-            "stdout": "", "stderr": "", "interrupted": False, "isImage": False,
-            "backgroundTaskId": record.id, "output_file": record.output_file, "exit_code": None,
-            "output": "", "truncated": False, "wall_time_seconds": 0.0, "cwd": str(shell_cwd(ctx, settings)),
-        })
+        text = f"Command running in background with ID: {record.id}. Output is being written to: {record.output_file}"
+        return ToolResult.from_text(
+            text,
+            structured={
+                "stdout": "",
+                "stderr": "",
+                "interrupted": False,
+                "isImage": False,
+                "backgroundTaskId": record.id,
+                "output_file": record.output_file,
+                "exit_code": None,
+                "output": "",
+                "truncated": False,
+                "wall_time_seconds": 0.0,
+                "cwd": str(shell_cwd(ctx, settings)),
+            },
+        )
     start_cwd = shell_cwd(ctx, settings)
     try:
-        outcome = await run_shell(ctx, input.command, settings=settings,
-                                  timeout_s=settings.timeout_seconds(input.timeout))
+        outcome = await run_shell(
+            ctx, input.command, settings=settings, timeout_s=settings.timeout_seconds(input.timeout)
+        )
     except (ExecError, FileNotFoundError) as exc:
         return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
     return shell_result(ctx, "Bash", input.command, outcome, start_cwd=start_cwd)
