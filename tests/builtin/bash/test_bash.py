@@ -10,12 +10,12 @@ import textwrap
 import time
 from pathlib import Path
 
-import pegboard_bash
 import pytest
+
+import pegboard_bash
 from pegboard import SQLiteSessionStore, hookimpl
 from pegboard.testing import check_tool
 from pegboard_toolkit import LocalBackend, ReadLedger
-
 from tests.builtin.runtime_support import pid_gone, runtime_pegboard, wait_for_file
 
 
@@ -26,7 +26,8 @@ async def run(tmp_path: Path, command: str, **kw: object):
 
 
 def test_conforms() -> None:
-    check_tool(pegboard_bash.bash, {"command": "ls", "timeout": 1000, "description": "list", "run_in_background": False})
+    example = {"command": "ls", "timeout": 1000, "description": "list", "run_in_background": False}
+    check_tool(pegboard_bash.bash, example)
 
 
 async def test_stdout_and_stderr_are_merged_in_order(tmp_path: Path) -> None:
