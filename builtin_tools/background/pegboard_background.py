@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from pegboard import ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import ConfigSectionRegister, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard_toolkit.runtime_config import BACKGROUND_SECTION
 from pegboard_toolkit.shell import ShellSettings
 from pegboard_toolkit.tasks import TaskError, TaskRecord, TaskTable
 
@@ -310,3 +311,8 @@ def register_tools(register: ToolRegister) -> None:
     register(process)
     register(task_output)
     register(task_stop)
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(BACKGROUND_SECTION)

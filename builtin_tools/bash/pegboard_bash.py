@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from pegboard import ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard_toolkit.runtime_config import BASH_SECTION
 from pegboard_toolkit.shell import HARD_MAX_OUTPUT, ShellSettings, bash_path, run_shell, shell_cwd
 from pegboard_toolkit.shellresult import shell_result
 from pegboard_toolkit.tasks import TaskError, start_shell_task
@@ -99,3 +100,8 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(bash)
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(BASH_SECTION)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from pegboard import ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard_toolkit.runtime_config import EXEC_SECTION
 from pegboard_toolkit.shell import HARD_MAX_OUTPUT, PREVIEW_CHARS, ShellSettings, bash_path, run_shell, shell_cwd
 from pegboard_toolkit.shellresult import shell_result
 from pegboard_toolkit.tasks import TaskError, TaskTable, start_shell_task
@@ -186,3 +187,8 @@ def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellS
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(exec_)
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(EXEC_SECTION)

@@ -17,7 +17,7 @@ import secrets
 import shlex
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,11 +60,10 @@ def _int(value: Any) -> int | None:
 
 
 def tool_settings(ctx: ToolContext, section: str) -> dict[str, Any]:
-    """``tools.<section>`` of the merged config, as a plain dict (empty when absent)."""
-    data = ctx.config.data if ctx.config is not None else {}
-    tools = data.get("tools") if isinstance(data, Mapping) else None
-    found = tools.get(section) if isinstance(tools, Mapping) else None
-    return dict(found) if isinstance(found, Mapping) else {}
+    """``tools.<section>`` of the config, as a dict of the keys set (see ``runtime_config``)."""
+    from pegboard_toolkit.runtime_config import section as read_section
+
+    return read_section(ctx, f"tools.{section}")
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class ShellSettings:
             maintain_project_dir=bool(maintain),
             env_file=str(env_file) if env_file else None,
             startup_file=str(startup) if isinstance(startup, str) and startup else None,
-            snapshot=startup != "" and conf.get("snapshot", True) is not False,
+            snapshot=startup != "",
             bash=str(conf.get("shell") or "bash"),
         )
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import pegboard_bash
-from pegboard import SQLiteSessionStore, hookimpl
+from pegboard import ConfigError, ConfigLayer, MemorySessionStore, Pegboard, SQLiteSessionStore, hookimpl
 from pegboard.testing import check_tool
 from pegboard_toolkit import LocalBackend, ReadLedger
-from tests.builtin.runtime_support import pid_gone, runtime_pegboard, wait_for_file
+from tests.builtin.runtime_support import ALLOW_ALL, RUNTIME, pid_gone, runtime_pegboard, wait_for_file
 
 
 async def run(tmp_path: Path, command: str, **kw: object):
@@ -361,3 +361,26 @@ async def test_commands_start_through_the_exec_backend_hook(tmp_path: Path) -> N
     assert result.text == "recording"
     assert plugin.backend.started and plugin.backend.started[-1][1] == "-c"
     assert "Bash" in plugin.contexts
+
+
+def test_settings_are_a_validated_config_section(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"tools\.bash\.defaultTimeoutMs"):
+        runtime_pegboard(tmp_path, config={"tools": {"bash": {"defaultTimeoutMs": "soon"}}})
+    pb = runtime_pegboard(tmp_path, config={"tools": {"bash": {"defualtTimeoutMs": 5}}})
+    assert any("tools.bash.defualtTimeoutMs" in w for w in pb.warnings)
+
+
+async def test_an_untrusted_projects_env_file_is_ignored(tmp_path: Path) -> None:
+    env_file = tmp_path / "env.sh"
+    env_file.write_text("export FROM_ENV_FILE=yes\n")
+    user = ConfigLayer("user", ALLOW_ALL, root=tmp_path)
+    project = ConfigLayer("project", {"tools": {"bash": {"envFile": str(env_file)}}}, root=tmp_path, trusted=False)
+    pb = Pegboard(plugins=list(RUNTIME), load_entrypoints=False, layers=[user, project], cwd=tmp_path, env={},
+                  store=MemorySessionStore())
+    assert any("tools.bash.envFile" in w and "trust" in w for w in pb.warnings)
+    async with pb.session() as session:
+        result = await session.call("Bash", {"command": 'echo "${FROM_ENV_FILE:-unset}"'})
+    assert result.text == "unset"
+    trusted = runtime_pegboard(tmp_path, config={"tools": {"bash": {"envFile": str(env_file)}}})
+    async with trusted.session() as session:
+        assert (await session.call("Bash", {"command": "echo $FROM_ENV_FILE"})).text == "yes"
