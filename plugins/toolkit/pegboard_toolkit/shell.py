@@ -11,6 +11,7 @@ directories. Exported variables die with the process, as they should.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import secrets
@@ -118,7 +119,13 @@ class ShellSettings:
 
 
 def bash_path(settings: ShellSettings | None = None) -> str | None:
-    return shutil.which((settings or ShellSettings()).bash)
+    """Where the shell binary is (``None``: not installed); looked up once per ``PATH``."""
+    return _which((settings or ShellSettings()).bash, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=32)
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
 
 
 # --------------------------------------------------------------------------- working directory

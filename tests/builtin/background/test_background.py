@@ -189,3 +189,12 @@ def test_a_resumed_session_reports_tasks_that_died_with_the_old_process(tmp_path
 
     asyncio.run(resume())
     assert [e.data["status"] for e in events.of("task_exited")] == ["lost"]
+
+
+async def test_the_cap_can_come_from_the_environment(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path, env={"PEGBOARD_MAX_BACKGROUND_TASKS": "1"})
+    async with pb.session() as session:
+        first = await session.call("Bash", {"command": "sleep 30", "run_in_background": True})
+        second = await session.call("Bash", {"command": "sleep 30", "run_in_background": True})
+    assert not first.is_error
+    assert second.is_error and "the limit is 1" in second.text

@@ -384,3 +384,16 @@ async def test_an_untrusted_projects_env_file_is_ignored(tmp_path: Path) -> None
     trusted = runtime_pegboard(tmp_path, config={"tools": {"bash": {"envFile": str(env_file)}}})
     async with trusted.session() as session:
         assert (await session.call("Bash", {"command": "echo $FROM_ENV_FILE"})).text == "yes"
+
+
+async def test_the_snapshot_can_be_turned_off_or_pointed_elsewhere(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("alias greet='echo from bashrc'\n")
+    other = tmp_path / "other-rc"
+    other.write_text("alias greet='echo from other'\n")
+    off = await run(tmp_path, "greet", env={"HOME": str(home)}, config={"tools": {"bash": {"startupFile": ""}}})
+    assert off.is_error and "Exit code 127" in off.text
+    elsewhere = await run(tmp_path, "greet", env={"HOME": str(home)},
+                          config={"tools": {"bash": {"startupFile": str(other)}}})
+    assert elsewhere.text == "from other"

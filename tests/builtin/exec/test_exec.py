@@ -70,3 +70,14 @@ async def test_exec_answers_to_bash_rules(tmp_path: Path) -> None:
         result = await session.call("exec", {"command": f"true; touch {marker}"})
     assert result.is_error and result.reason == "denied"
     assert not marker.exists()
+
+
+async def test_defaults_come_from_config(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path, config={"tools": {"exec": {"timeoutSec": 1, "yieldMs": 100}}})
+    async with pb.session() as session:
+        yielded = await session.call("exec", {"command": "sleep 0.5; echo late"})
+        assert yielded.structured is not None and yielded.structured["status"] == "running"
+        done = await session.call("TaskOutput", {"task_id": yielded.structured["sessionId"]})
+        assert done.structured is not None and done.structured["task"]["output"] == "late\n"
+        killed = await session.call("exec", {"command": "sleep 30", "yieldMs": 5000})
+    assert killed.is_error and "timed out after 1 seconds" in killed.text
