@@ -74,6 +74,8 @@ class OutputCapture:
 
     def finish(self) -> CapturedOutput:
         self._chars += len(self._decoder.decode(b"", final=True))
+        if self._spill is None and self._chars > self.cap:
+            self._open_spill()  # a cut-off character at the very end tipped it over
         spilled: Path | None = None
         if self._spill is not None and self._spill_tmp is not None and self._spill_final is not None:
             self._spill.close()
