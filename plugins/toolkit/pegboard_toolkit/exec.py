@@ -15,7 +15,7 @@ import errno
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pegboard import ExecBackend, ExecError, ExecProcess, ToolContext
@@ -31,6 +31,9 @@ class LocalProcess:
         self._pgid = proc.pid
         self._master = master_fd
         self._pty_reader: asyncio.StreamReader | None = None
+        self._status: int | None = None
+        self._exited: asyncio.Future[int] | None = None
+        self._poller: asyncio.Future[None] | None = None
         if master_fd is not None:
             self._pty_reader = self._attach_pty(master_fd)
 
@@ -63,7 +66,7 @@ class LocalProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self._proc.returncode
+        return self._status if self._status is not None else self._proc.returncode
 
     async def read(self, stream: str = "stdout", size: int = READ_SIZE) -> bytes:
         if self._pty_reader is not None:
@@ -99,10 +102,57 @@ class LocalProcess:
             os.killpg(self._pgid, signum)
 
     async def wait(self, timeout: float | None = None) -> int | None:
+        if self._exited is None:
+            self._exited = self._watch_exit()
         try:
-            return await asyncio.wait_for(asyncio.shield(self._proc.wait()), timeout)
+            return await asyncio.wait_for(asyncio.shield(self._exited), timeout)
         except TimeoutError:
             return None
+
+    def _watch_exit(self) -> asyncio.Future[int]:
+        """A future set when the process itself exits.
+
+        asyncio's ``Process.wait`` (before Python 3.12) also waits until every holder of the
+        output pipes closed them, so a command that leaves ``sleep 60 &`` behind would count as
+        running. A pidfd says when the process exits; ``waitid(WNOWAIT)`` reads its status and
+        leaves the reaping to asyncio.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int] = loop.create_future()
+
+        def done(status: int) -> None:
+            if not future.done():
+                self._status = status
+                future.set_result(status)
+
+        try:
+            pidfd = os.pidfd_open(self._proc.pid)
+        except (AttributeError, OSError):
+            self._poller = asyncio.ensure_future(self._poll_exit(done))
+            return future
+
+        def ready() -> None:
+            loop.remove_reader(pidfd)
+            try:
+                info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
+            except ChildProcessError:
+                info = None  # asyncio reaped it first; its status arrives on its own
+            finally:
+                os.close(pidfd)
+            if info is not None:
+                done(info.si_status if info.si_code == os.CLD_EXITED else -info.si_status)
+            else:
+                self._poller = asyncio.ensure_future(self._poll_exit(done))
+
+        loop.add_reader(pidfd, ready)
+        return future
+
+    async def _poll_exit(self, done: Callable[[int], None]) -> None:
+        delay = 0.001
+        while self._proc.returncode is None:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        done(self._proc.returncode)
 
     async def terminate(self, grace: float = 2.0) -> int:
         self.signal(signal.SIGTERM)
@@ -110,12 +160,18 @@ class LocalProcess:
         # KILL the group even when the leader went: its children may ignore TERM
         self.signal(signal.SIGKILL)
         if status is None:
-            status = await self._proc.wait()
+            status = await self.wait()
         self.close()
-        return status
+        return status if status is not None else -signal.SIGKILL
 
     def close(self) -> None:
-        """Release the pty master (reading ends); safe to call more than once."""
+        """Stop reading: release the pipes (a process the command left behind may still hold
+        their other end) and the pty master; safe to call more than once."""
+        transport = getattr(self._proc, "_transport", None)
+        # only once asyncio saw the exit: closing earlier would reap the child under its watcher
+        if transport is not None and self._proc.returncode is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
         fd, self._master = self._master, None
         if fd is not None:
             with contextlib.suppress(Exception):

@@ -351,13 +351,24 @@ class TaskTable:
         """Wait until the task ends; ``False`` when ``timeout`` seconds passed first."""
         live = self._live.get(task_id)
         if live is None:
-            rec = self.get(task_id)
-            return rec is None or not rec.running
+            return await self._wait_record(task_id, timeout)
         try:
             await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(live.future)), timeout)
         except TimeoutError:
             return False
         return True
+
+    async def _wait_record(self, task_id: str, timeout: float | None, interval: float = 0.1) -> bool:
+        """Wait for a task another process runs: watch its stored record."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            rec = self.get(task_id)
+            if rec is None or not rec.running:
+                return True
+            if deadline is not None and loop.time() >= deadline:
+                return False
+            await asyncio.sleep(interval if deadline is None else min(interval, max(0.0, deadline - loop.time())))
 
     async def stop(self, task_id: str, reason: str = "stopped on request") -> TaskRecord | None:
         """Kill a running task's process group and wait for its record to say so."""

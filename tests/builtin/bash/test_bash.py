@@ -397,3 +397,9 @@ async def test_the_snapshot_can_be_turned_off_or_pointed_elsewhere(tmp_path: Pat
     elsewhere = await run(tmp_path, "greet", env={"HOME": str(home)},
                           config={"tools": {"bash": {"startupFile": str(other)}}})
     assert elsewhere.text == "from other"
+
+
+async def test_a_process_left_holding_the_output_does_not_hold_the_result(tmp_path: Path) -> None:
+    begin = time.monotonic()
+    result = await run(tmp_path, "echo hi; sleep 30 &")
+    assert result.text == "hi" and time.monotonic() - begin < 5
