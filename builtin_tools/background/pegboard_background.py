@@ -245,10 +245,13 @@ async def task_output(input: TaskOutputInput, ctx: ToolContext) -> ToolResult:
         "exitCode": record.exit_code,
         "output_file": record.output_file,
         "truncated": cut,
+        "note": record.note,
     }
     head = (
         f"[{record.id}: {record.status}" + ("" if record.exit_code is None else f", exit code {record.exit_code}") + "]"
     )
+    if record.note and not record.running:
+        head += f" ({record.note})"
     if status == "timeout":
         head += " still running after the wait"
     if cut:

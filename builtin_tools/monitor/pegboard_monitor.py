@@ -9,9 +9,12 @@ TaskStop ends it early. Monitor answers to ``Bash(...)`` rules.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, model_validator
+from typing import Any
 
-from pegboard import ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from pegboard import ExecError, PermissionDecision, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard_monitor_ws import check_protocols, check_ws_url, start_ws_monitor
 from pegboard_toolkit.shell import bash_path
 from pegboard_toolkit.tasks import TaskError, TaskRecord, start_shell_task
 
@@ -20,8 +23,18 @@ MAX_TIMEOUT_MS = 3_600_000
 
 
 class WsSource(BaseModel):
-    url: str = Field(description="ws:// or wss:// URL, ASCII only, without credentials.")
-    protocols: list[str] | None = Field(default=None, description="WebSocket subprotocols to offer.")
+    url: str = Field(description="ws:// or wss:// URL, ASCII only, without credentials or whitespace.")
+    protocols: list[str] | None = Field(default=None, description="WebSocket subprotocols to offer (unique tokens).")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return check_ws_url(value)
+
+    @field_validator("protocols")
+    @classmethod
+    def _protocols(cls, value: list[str] | None) -> list[str] | None:
+        return check_protocols(value)
 
 
 class MonitorInput(BaseModel):
@@ -70,14 +83,14 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
     3600000) unless persistent is true; stop it early with TaskStop. Every line also goes to the
     task's output file, readable with Read or TaskOutput."""
     timeout_ms = min(input.timeout_ms, MAX_TIMEOUT_MS)
-    if input.ws is not None:
-        return ToolResult.refusal(
-            "unavailable", "the WebSocket source is not available in this build", error_kind="ws_unavailable"
-        )
-    command = input.command or ""
 
     def line(record: TaskRecord, text: str, seq: int) -> None:
         ctx.emit("task_output", {"task_id": record.id, "line": text, "seq": seq})
+
+    if input.ws is not None:
+        return await start_ws_monitor(ctx, input.ws.url, input.ws.protocols, input.description, timeout_ms,
+                                      input.persistent, line)
+    command = input.command or ""
 
     try:
         record = await start_shell_task(
@@ -110,3 +123,11 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(monitor)
+
+
+@hookimpl
+def check_permission(call: Any) -> PermissionDecision | None:
+    """Opening a WebSocket always asks, whatever the rules or an earlier approval say."""
+    if call.tool is monitor and isinstance(call.input, dict) and call.input.get("ws"):
+        return PermissionDecision(decision="ask", reason="opening a WebSocket always asks for approval")
+    return None

@@ -20,7 +20,7 @@ import secrets
 import threading
 import time
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -107,9 +107,15 @@ def _alive(pid: int) -> bool:
 
 @dataclass
 class _Live:
-    process: ExecProcess
+    process: ExecProcess | None
     future: concurrent.futures.Future[None]
     stop_requested: str | None = None
+    runner: asyncio.Task[None] | None = None
+
+
+#: A task that is not a process (a WebSocket source): it gets a ``line`` callback and returns
+#: a closing note (``"closed with code 1000"``); raising ends the task as failed.
+Source = Callable[[Callable[[str], None]], Awaitable[str]]
 
 
 class TaskTable:
@@ -246,25 +252,9 @@ class TaskTable:
     ) -> TaskRecord:
         """Start a task and return its record once the process runs; raises ``TaskError``
         when the session's cap on running tasks is reached, ``ExecError`` when it cannot start."""
-        if self._closed:
-            raise TaskError("the session is closing; no new background tasks")
-        running = [r for r in self.all() if r.running and r.id in self._live]
-        if len(running) >= self.max_running:
-            raise TaskError(
-                f"{len(running)} background tasks are already running in this session (the limit is "
-                f"{self.max_running}); stop one with TaskStop or process kill, or wait for one to finish"
-            )
-        task_id = new_task_id(kind)
-        out_dir = self.session.directory / "tasks"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        output = out_dir / f"{task_id}.output"
-        output.touch()
-        record = TaskRecord(
-            id=task_id, type=kind, command=command, description=description, output_file=str(output),
-            started=self.clock(), agent=ctx.selection.agent, runner=RUNNER, stdin_open=stdin or pty,
-            timeout_ms=int(timeout_s * 1000) if timeout_s is not None else None, persistent=persistent,
-        )
-        self.records[task_id] = record
+        record = self._new_record(ctx, kind, command, description, timeout_s, persistent, stdin or pty)
+        task_id = record.id
+        output = Path(record.output_file)
         started: concurrent.futures.Future[ExecProcess] = concurrent.futures.Future()
 
         async def launch() -> None:
@@ -285,6 +275,89 @@ class TaskTable:
             raise
         self._live[task_id] = _Live(proc, future)
         return self.get(task_id) or record
+
+    def _new_record(self, ctx: ToolContext, kind: str, command: str, description: str,
+                    timeout_s: float | None, persistent: bool, stdin: bool) -> TaskRecord:
+        if self._closed:
+            raise TaskError("the session is closing; no new background tasks")
+        running = [r for r in self.all() if r.running and r.id in self._live]
+        if len(running) >= self.max_running:
+            raise TaskError(
+                f"{len(running)} background tasks are already running in this session (the limit is "
+                f"{self.max_running}); stop one with TaskStop or process kill, or wait for one to finish"
+            )
+        task_id = new_task_id(kind)
+        out_dir = self.session.directory / "tasks"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        output = out_dir / f"{task_id}.output"
+        output.touch()
+        record = TaskRecord(
+            id=task_id, type=kind, command=command, description=description, output_file=str(output),
+            started=self.clock(), agent=ctx.selection.agent, runner=RUNNER, stdin_open=stdin,
+            timeout_ms=int(timeout_s * 1000) if timeout_s is not None else None, persistent=persistent,
+        )
+        self.records[task_id] = record
+        return record
+
+    async def start_source(
+        self,
+        ctx: ToolContext,
+        *,
+        kind: str,
+        command: str,
+        description: str,
+        source: Source,
+        timeout_s: float | None = None,
+        persistent: bool = False,
+        on_line: Callable[[TaskRecord, str, int], None] | None = None,
+    ) -> TaskRecord:
+        """Run ``source`` as a task: each line it reports goes to the output file, then to
+        ``on_line``; it ends at ``timeout_s``, on TaskStop, or when ``source`` returns."""
+        record = self._new_record(ctx, kind, command, description, timeout_s, persistent, False)
+        loop = self._ensure_loop()
+        ready: concurrent.futures.Future[asyncio.Task[None]] = concurrent.futures.Future()
+
+        async def launch() -> None:
+            runner = asyncio.ensure_future(self._run_source(record, source, timeout_s, on_line))
+            ready.set_result(runner)
+            with contextlib.suppress(asyncio.CancelledError):
+                await runner
+
+        future = asyncio.run_coroutine_threadsafe(launch(), loop)
+        runner = await asyncio.wrap_future(ready)
+        self._live[record.id] = _Live(None, future, runner=runner)
+        return record
+
+    async def _run_source(self, record: TaskRecord, source: Source, timeout_s: float | None,
+                          on_line: Callable[[TaskRecord, str, int], None] | None) -> None:
+        seq = 0
+        status, note = "completed", ""
+        with open(record.output_file, "a", encoding="utf-8") as fh:
+
+            def line(text: str) -> None:
+                nonlocal seq
+                fh.write(text + "\n")
+                fh.flush()
+                seq += 1
+                if on_line is not None:
+                    on_line(record, text, seq)
+
+            try:
+                note = await asyncio.wait_for(source(line), timeout_s)
+            except TimeoutError:
+                status, note = "timeout", "reached its deadline"
+            except asyncio.CancelledError:
+                live = self._live.get(record.id)
+                status, note = "killed", (live.stop_requested if live else None) or "stopped"
+            except Exception as exc:
+                status, note = "failed", f"{type(exc).__name__}: {exc}"
+
+        def finish(r: TaskRecord | None) -> TaskRecord | None:
+            return r and replace(r, status=status, ended=self.clock(), note=note)
+
+        updated = self.records.update(record.id, finish)
+        if updated is not None:
+            self._emit_exit(updated)
 
     async def _run(self, task_id: str, proc: ExecProcess, output: Path,
                    timeout_s: float | None, on_line: Callable[[TaskRecord, str, int], None] | None) -> None:
@@ -382,7 +455,10 @@ class TaskTable:
                 return rec
             return rec
         live.stop_requested = reason
-        await self._on_loop(live.process.terminate(KILL_GRACE_S))
+        if live.process is not None:
+            await self._on_loop(live.process.terminate(KILL_GRACE_S))
+        elif live.runner is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(live.runner.cancel)
         await self.wait(task_id, KILL_GRACE_S * 2)
         return self.get(task_id)
 
@@ -393,10 +469,13 @@ class TaskTable:
             raise TaskError(f"task {task_id} is not running in this process")
         if not rec.stdin_open:
             raise TaskError(f"task {task_id} was started without stdin; nothing can be written to it")
+        process = live.process
+        if process is None:
+            raise TaskError(f"task {task_id} is not a process; nothing can be written to it")
         if data:
-            await self._on_loop(live.process.write(data))
+            await self._on_loop(process.write(data))
         if eof:
-            await self._on_loop(live.process.close_stdin())
+            await self._on_loop(process.close_stdin())
             self.records.update(task_id, lambda r: r and replace(r, stdin_open=False))
 
     def remove(self, task_id: str) -> None:
@@ -427,7 +506,7 @@ class TaskTable:
         import signal
 
         for live in list(self._live.values()):
-            if live.process.returncode is None:
+            if live.process is not None and live.process.returncode is None:
                 live.process.signal(signal.SIGKILL)
 
     async def close(self) -> None:
