@@ -102,6 +102,10 @@ class LocalProcess:
             os.killpg(self._pgid, signum)
 
     async def wait(self, timeout: float | None = None) -> int | None:
+        if self._status is None and self._proc.returncode is not None:
+            self._status = self._proc.returncode
+        if self._status is not None:
+            return self._status
         if self._exited is None:
             self._exited = self._watch_exit()
         try:
@@ -148,10 +152,16 @@ class LocalProcess:
         return future
 
     async def _poll_exit(self, done: Callable[[int], None]) -> None:
-        delay = 0.001
+        # asyncio's watcher reaped the child and has queued the news: usually a turn of the
+        # loop or two brings it
+        spins, delay = 0, 0.0005
         while self._proc.returncode is None:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.05)
+            if spins < 20:
+                spins += 1
+                await asyncio.sleep(0)
+            else:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.05)
         done(self._proc.returncode)
 
     async def terminate(self, grace: float = 2.0) -> int:

@@ -4,7 +4,7 @@ Each command is its own ``bash -c`` process (and process group) started through 
 execution backend. Before the command the script applies the session's shell snapshot
 (aliases, functions and shell options captured once from the user's startup file) and
 sources the env file; after it, an EXIT trap writes the final working directory to a file
-so that ``cd`` carries over to the next command while it stays inside the working
+(when it changed) so that ``cd`` carries over to the next command while it stays inside the working
 directories. Exported variables die with the process, as they should.
 """
 
@@ -237,6 +237,9 @@ def _unsafe_option(line: str) -> bool:
     return bool(m and m.group(1) in _UNSAFE_SET_OPTIONS)
 
 
+_CWD_TRAP = """trap '[ "$PWD" = "$__pegboard_cwd0" ] || pwd -P >| "$__pegboard_cwd_file" 2>/dev/null' EXIT"""
+
+
 def build_script(command: str, *, snapshot: Path | None, env_file: str | None, cwd_file: Path | None) -> str:
     """The ``bash -c`` script: snapshot, env file, the cwd trap, then the command itself."""
     parts = ["shopt -s expand_aliases"]
@@ -246,7 +249,9 @@ def build_script(command: str, *, snapshot: Path | None, env_file: str | None, c
         path = shlex.quote(os.path.expanduser(env_file))
         parts.append(f"[ -f {path} ] && source {path}")
     if cwd_file is not None:
-        parts.append(f"trap 'pwd -P >| {shlex.quote(str(cwd_file))} 2>/dev/null' EXIT")
+        # written only when the command moved: most commands do not, and a file costs time
+        parts.append(f"__pegboard_cwd_file={shlex.quote(str(cwd_file))} __pegboard_cwd0=$PWD")
+        parts.append(_CWD_TRAP)
     parts.append(command)
     return "\n".join(parts) + "\n"
 
