@@ -198,3 +198,15 @@ async def test_the_cap_can_come_from_the_environment(tmp_path: Path) -> None:
         second = await session.call("Bash", {"command": "sleep 30", "run_in_background": True})
     assert not first.is_error
     assert second.is_error and "the limit is 1" in second.text
+
+
+async def test_task_times_come_from_the_tables_clock(tmp_path: Path) -> None:
+    ticks = iter([1000.0, 1042.5])
+    pb = runtime_pegboard(tmp_path)
+    async with pb.session() as session:
+        table = TaskTable.of(pb.context(session=session), clock=lambda: next(ticks))
+        started = await session.call("Bash", {"command": "true", "run_in_background": True})
+        task_id = started.structured["backgroundTaskId"]  # type: ignore[index]
+        await session.call("TaskOutput", {"task_id": task_id})
+        record = table.get(task_id)
+    assert record is not None and (record.started, record.ended) == (1000.0, 1042.5)

@@ -403,3 +403,14 @@ async def test_a_process_left_holding_the_output_does_not_hold_the_result(tmp_pa
     begin = time.monotonic()
     result = await run(tmp_path, "echo hi; sleep 30 &")
     assert result.text == "hi" and time.monotonic() - begin < 5
+
+
+async def test_wall_time_comes_from_the_given_clock(tmp_path: Path) -> None:
+    from pegboard_toolkit import ShellSettings, run_shell
+
+    ticks = iter([10.0, 12.25])
+    pb = runtime_pegboard(tmp_path)
+    async with pb.session() as session:
+        outcome = await run_shell(pb.context(session=session), "true", settings=ShellSettings(), timeout_s=5,
+                                  clock=lambda: next(ticks))
+    assert outcome.wall_time_seconds == 2.25 and outcome.exit_code == 0
