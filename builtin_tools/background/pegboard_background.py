@@ -86,10 +86,13 @@ def _log_lines(path: str, offset: int | None, limit: int, cap: int) -> tuple[lis
     window: deque[str] | list[str] = deque(maxlen=limit) if offset is None else []
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+            while piece := fh.readline(cap):
+                line = piece
+                while not piece.endswith("\n") and (piece := fh.readline(cap)):
+                    pass  # the rest of an over-long line: skipped, never held
                 total += 1
                 if offset is None or offset < total <= offset + limit:
-                    window.append(line.rstrip("\n")[:cap])
+                    window.append(line.rstrip("\n"))
     except OSError:
         return [], 0
     return list(window), total

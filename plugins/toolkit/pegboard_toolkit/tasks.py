@@ -31,6 +31,8 @@ from pegboard_toolkit.output import read_text_slice
 T = TypeVar("T")
 
 DEFAULT_MAX_RUNNING = 64
+#: The longest line a task reports as one event; a longer one is reported in pieces.
+MAX_EVENT_LINE = 1 << 20
 KILL_GRACE_S = 2.0
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 PREFIXES = {"bash": "b", "exec": "e", "monitor": "m"}
@@ -376,6 +378,9 @@ class TaskTable:
                     if on_line is not None and record is not None:
                         pending += chunk
                         *lines, pending = pending.split(b"\n")
+                        if len(pending) > MAX_EVENT_LINE:  # a line without end: report it in pieces
+                            lines.append(pending)
+                            pending = b""
                         for line in lines:
                             seq += 1
                             on_line(record, line.decode("utf-8", errors="replace").rstrip("\r"), seq)

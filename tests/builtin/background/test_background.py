@@ -210,3 +210,15 @@ async def test_task_times_come_from_the_tables_clock(tmp_path: Path) -> None:
         await session.call("TaskOutput", {"task_id": task_id})
         record = table.get(task_id)
     assert record is not None and (record.started, record.ended) == (1000.0, 1042.5)
+
+
+async def test_log_cuts_over_long_lines_and_counts_them_once(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path, env={"BASH_MAX_OUTPUT_LENGTH": "1000"})
+    async with pb.session() as session:
+        command = "python3 -c \"print('x' * 100000); print('end')\""
+        started = await session.call("exec", {"command": command, "background": True})
+        sid = started.structured["sessionId"]  # type: ignore[index]
+        await session.call("TaskOutput", {"task_id": sid})
+        log = await session.call("process", {"action": "log", "sessionId": sid})
+    assert log.structured is not None
+    assert log.structured["lines"] == ["x" * 1000, "end"] and log.structured["total_lines"] == 2

@@ -84,3 +84,14 @@ async def test_command_and_ws_are_exclusive(tmp_path: Path) -> None:
         both = await session.call("Monitor", {"command": "true", "ws": {"url": "ws://127.0.0.1:1/"}})
         neither = await session.call("Monitor", {"description": "nothing"})
     assert both.reason == "invalid_input" and neither.reason == "invalid_input"
+
+
+async def test_a_line_without_end_is_reported_in_pieces(tmp_path: Path) -> None:
+    events = Events()
+    pb = runtime_pegboard(tmp_path, events)
+    async with pb.session() as session:
+        await session.call("Monitor", {"command": "head -c 3000000 /dev/zero | tr '\\0' y"})
+        await wait_until(lambda: bool(events.of("task_exited")))
+    pieces = [e.data["line"] for e in events.of("task_output")]
+    assert len(pieces) >= 2 and all(len(p) <= (1 << 20) + 65536 for p in pieces)
+    assert "".join(pieces) == "y" * 3_000_000
