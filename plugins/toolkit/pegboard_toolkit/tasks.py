@@ -149,7 +149,7 @@ class TaskTable:
                 from pegboard_toolkit.shell import tool_settings
 
                 conf = tool_settings(ctx, "background")
-                limit = conf.get("maxRunning") or ctx.env.get("PEGBOARD_MAX_BACKGROUND_TASKS")
+                limit = ctx.env.get("PEGBOARD_MAX_BACKGROUND_TASKS") or conf.get("maxRunning")
                 try:
                     if limit is not None and int(limit) > 0:
                         options.setdefault("max_running", int(limit))
