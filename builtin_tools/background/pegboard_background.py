@@ -9,14 +9,15 @@ id is an error that lists the running tasks by id and description.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
 from pegboard import ConfigSectionRegister, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_toolkit.runtime_config import BACKGROUND_SECTION
-from pegboard_toolkit.shell import ShellSettings
-from pegboard_toolkit.tasks import TaskError, TaskRecord, TaskTable
+
+if TYPE_CHECKING:
+    from pegboard_toolkit.tasks import TaskRecord, TaskTable
 
 DEFAULT_LOG_LINES = 200
 DEFAULT_WAIT_MS = 30_000
@@ -107,6 +108,9 @@ async def process(input: ProcessInput, ctx: ToolContext) -> ToolResult:
     """Manage background exec sessions of this agent: `list` them, `poll` for new output and the
     exit status, read the `log` by line offset/limit (omit offset for the last lines), `write`
     to stdin, `kill`, `clear` finished sessions, or `remove` one."""
+    from pegboard_toolkit.shell import ShellSettings
+    from pegboard_toolkit.tasks import TaskError, TaskTable
+
     table = TaskTable.of(ctx)
     agent = ctx.selection.agent
     mine = table.all(agent)
@@ -224,6 +228,9 @@ async def task_output(input: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     """Get the output of a background task (a Bash run_in_background command, an exec session, a
     Monitor), waiting for it to finish when block is true (up to timeout milliseconds). Reading
     the task's output file with Read works as well."""
+    from pegboard_toolkit.shell import ShellSettings
+    from pegboard_toolkit.tasks import TaskTable
+
     table = TaskTable.of(ctx)
     record = table.get(input.task_id)
     if record is None:
@@ -288,6 +295,8 @@ class TaskStopInput(BaseModel):
 async def task_stop(input: TaskStopInput, ctx: ToolContext) -> ToolResult:
     """Stop a running background task (a background Bash command, an exec session or a Monitor)
     by its id; its whole process group is terminated."""
+    from pegboard_toolkit.tasks import TaskTable
+
     table = TaskTable.of(ctx)
     task_id = input.task_id or input.shell_id or ""
     record = table.get(task_id)

@@ -10,10 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_toolkit.runtime_config import BASH_SECTION
-from pegboard_toolkit.shell import HARD_MAX_OUTPUT, ShellSettings, bash_path, run_shell, shell_cwd
-from pegboard_toolkit.shellresult import shell_result
-from pegboard_toolkit.tasks import TaskError, start_shell_task
+from pegboard_toolkit.runtime_config import BASH_SECTION, HARD_MAX_OUTPUT, shell_binary
 
 
 class BashInput(BaseModel):
@@ -33,7 +30,7 @@ class BashInput(BaseModel):
 
 
 def _available() -> str | None:
-    return None if bash_path() else "bash is not on PATH"
+    return None if shell_binary() else "bash is not on PATH"
 
 
 def subjects(input: BashInput) -> Subjects:
@@ -60,6 +57,10 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
     up to 10 minutes); output past 30,000 characters is saved to a file whose path and a preview
     are returned. Exit code 1 of grep/rg/diff means no matches or differences, not failure. Set
     run_in_background for servers and watchers: the result has a task id and the output file."""
+    from pegboard_toolkit.shell import ShellSettings, run_shell, shell_cwd
+    from pegboard_toolkit.shellresult import shell_result
+    from pegboard_toolkit.tasks import TaskError, start_shell_task
+
     if not input.command.strip():
         return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
     settings = ShellSettings.load(ctx)

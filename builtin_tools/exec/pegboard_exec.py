@@ -10,14 +10,16 @@ synchronously and ignores ``yieldMs`` and ``background``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_toolkit.runtime_config import EXEC_SECTION
-from pegboard_toolkit.shell import HARD_MAX_OUTPUT, PREVIEW_CHARS, ShellSettings, bash_path, run_shell, shell_cwd
-from pegboard_toolkit.shellresult import shell_result
-from pegboard_toolkit.tasks import TaskError, TaskTable, start_shell_task
+from pegboard_toolkit.runtime_config import EXEC_SECTION, HARD_MAX_OUTPUT, shell_binary
+
+if TYPE_CHECKING:
+    from pegboard_toolkit.shell import ShellSettings
+    from pegboard_toolkit.tasks import TaskTable
 
 DEFAULT_TIMEOUT_S = 1800
 DEFAULT_YIELD_MS = 10_000
@@ -39,7 +41,7 @@ class ExecInput(BaseModel):
 
 
 def _available() -> str | None:
-    return None if bash_path() else "bash is not on PATH"
+    return None if shell_binary() else "bash is not on PATH"
 
 
 def subjects(input: ExecInput) -> Subjects:
@@ -76,6 +78,9 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
     result says status "running" with its sessionId; `background: true` backgrounds it at once.
     Manage background sessions with the `process` tool (poll, log, write, kill). Set `pty: true`
     for programs that need a real terminal."""
+    from pegboard_toolkit.shell import ShellSettings, run_shell, shell_cwd
+    from pegboard_toolkit.shellresult import shell_result
+    from pegboard_toolkit.tasks import TaskError, TaskTable, start_shell_task
     if not input.command.strip():
         return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
     from pegboard_toolkit.shell import tool_settings
@@ -133,6 +138,8 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
 
 def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellSettings) -> ToolResult:
     """A command that ended within ``yieldMs``: its whole output, capped, and no task left behind."""
+    from pegboard_toolkit.shell import PREVIEW_CHARS, exit_meaning, shell_cwd
+
     record = table.get(task_id)
     assert record is not None
     size = table.output_size(record)
@@ -153,8 +160,6 @@ def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellS
     if record.status == "timeout":
         notices.append(f"Command timed out after {(record.timeout_ms or 0) / 1000:g} seconds")
     elif record.exit_code not in (0, None):
-        from pegboard_toolkit.shell import exit_meaning
-
         if exit_meaning(record.command, record.exit_code) is None:
             notices.append(f"Exit code {record.exit_code}")
         else:

@@ -9,14 +9,16 @@ TaskStop ends it early. Monitor answers to ``Bash(...)`` rules.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from pegboard import ExecError, PermissionDecision, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_monitor_ws import check_protocols, check_ws_url, start_ws_monitor
-from pegboard_toolkit.shell import bash_path
-from pegboard_toolkit.tasks import TaskError, TaskRecord, start_shell_task
+from pegboard_monitor_ws import check_protocols, check_ws_url
+from pegboard_toolkit.runtime_config import shell_binary
+
+if TYPE_CHECKING:
+    from pegboard_toolkit.tasks import TaskRecord
 
 DEFAULT_TIMEOUT_MS = 300_000
 MAX_TIMEOUT_MS = 3_600_000
@@ -64,7 +66,7 @@ def subjects(input: MonitorInput) -> Subjects:
 
 
 def _available() -> str | None:
-    return None if bash_path() else "bash is not on PATH"
+    return None if shell_binary() else "bash is not on PATH"
 
 
 @tool(
@@ -82,6 +84,9 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
     poll a CI job or follow a long script. It stops after timeout_ms (default 300000, at most
     3600000) unless persistent is true; stop it early with TaskStop. Every line also goes to the
     task's output file, readable with Read or TaskOutput."""
+    from pegboard_monitor_ws import start_ws_monitor
+    from pegboard_toolkit.tasks import TaskError, start_shell_task
+
     timeout_ms = min(input.timeout_ms, MAX_TIMEOUT_MS)
 
     def line(record: TaskRecord, text: str, seq: int) -> None:

@@ -10,15 +10,14 @@ address the guard checked.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import re
-import ssl
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard import ToolContext, ToolResult
-from pegboard_toolkit.tasks import TaskError, TaskRecord, TaskTable
+
+if TYPE_CHECKING:
+    from pegboard_toolkit.tasks import TaskRecord
 
 MAX_FRAME = 1 << 20
 OPEN_TIMEOUT_S = 10.0
@@ -86,7 +85,12 @@ async def start_ws_monitor(
     on_line: Callable[[TaskRecord, str, int], None],
 ) -> ToolResult:
     """Check and open the socket, then watch it as a background task of the session."""
+    import asyncio
+    import concurrent.futures
+    import ssl
+
     from pegboard_toolkit.netguard import GuardPolicy, HostLookupError, NetworkGuard, NetworkRefused
+    from pegboard_toolkit.tasks import TaskError, TaskTable
 
     private, denied = guard_policy_inputs(ctx)
     guard = NetworkGuard(GuardPolicy(allow_private_hosts=private, denied_domains=denied, websocket=True))

@@ -10,6 +10,9 @@ tool that registers it is not installed (it then reads the raw config).
 
 from __future__ import annotations
 
+import functools
+import os
+import shutil
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,6 +53,21 @@ class BackgroundConfig(BaseModel):
     maxRunning: int | None = Field(default=None, ge=1, description="Running tasks per session (64).")
 
 
+#: The largest output cap ``maxOutputLength`` may set, in characters.
+HARD_MAX_OUTPUT = 150_000
+
+
+def shell_binary(name: str = "bash") -> str | None:
+    """Where the shell binary is (``None``: not installed); looked up once per ``PATH``.
+    Light on purpose: availability checks run when tools are listed."""
+    return _which(name, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=32)
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
+
+
 _RUNS_CODE = "runs a program of the config's choosing with every command"
 
 BASH_SECTION = ConfigSection(
@@ -83,8 +101,10 @@ __all__ = [
     "BACKGROUND_SECTION",
     "BASH_SECTION",
     "EXEC_SECTION",
+    "HARD_MAX_OUTPUT",
     "BackgroundConfig",
     "BashConfig",
     "ExecConfig",
     "section",
+    "shell_binary",
 ]

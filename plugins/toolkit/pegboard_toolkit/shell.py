@@ -11,12 +11,10 @@ directories. Exported variables die with the process, as they should.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import re
 import secrets
 import shlex
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,11 +24,11 @@ from typing import Any
 from pegboard import SessionKey, ToolContext
 from pegboard_toolkit.exec import backend_for, process_env
 from pegboard_toolkit.output import CapturedOutput, OutputCapture
+from pegboard_toolkit.runtime_config import HARD_MAX_OUTPUT, shell_binary
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 DEFAULT_MAX_OUTPUT = 30_000
-HARD_MAX_OUTPUT = 150_000
 PREVIEW_CHARS = 2_000
 KILL_GRACE_S = 2.0
 #: After the shell exited, how long to wait for processes it left holding the output open.
@@ -120,12 +118,7 @@ class ShellSettings:
 
 def bash_path(settings: ShellSettings | None = None) -> str | None:
     """Where the shell binary is (``None``: not installed); looked up once per ``PATH``."""
-    return _which((settings or ShellSettings()).bash, os.environ.get("PATH", ""))
-
-
-@functools.lru_cache(maxsize=32)
-def _which(name: str, path: str) -> str | None:
-    return shutil.which(name, path=path)
+    return shell_binary((settings or ShellSettings()).bash)
 
 
 # --------------------------------------------------------------------------- working directory
