@@ -28,7 +28,7 @@ async def test_a_quick_command_returns_its_output(tmp_path: Path) -> None:
 async def test_a_slow_command_moves_to_the_background_after_yield_ms(tmp_path: Path) -> None:
     pb = runtime_pegboard(tmp_path)
     async with pb.session() as session:
-        result = await session.call("exec", {"command": "echo first; sleep 0.6; echo second", "yieldMs": 150})
+        result = await session.call("exec", {"command": "echo first; sleep 1.5; echo second", "yieldMs": 600})
         assert result.structured is not None and result.structured["status"] == "running"
         sid = result.structured["sessionId"]
         assert "first" in result.structured["tail"]
