@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.markers import hookimpl, hookspec
     from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.providers import ProviderPolicy
@@ -59,6 +60,9 @@ _EXPORTS = {
     "load_config": "pegboard.core.config",
     "HookDecision": "pegboard.core.decisions",
     "PermissionDecision": "pegboard.core.decisions",
+    "ExecBackend": "pegboard.core.execution",
+    "ExecError": "pegboard.core.execution",
+    "ExecProcess": "pegboard.core.execution",
     "hookimpl": "pegboard.core.markers",
     "hookspec": "pegboard.core.markers",
     "InvalidPathError": "pegboard.core.pathnames",
@@ -111,6 +115,9 @@ __all__ = [
     "ConfigLayer",
     "ConfigSection",
     "ConfigSectionRegister",
+    "ExecBackend",
+    "ExecError",
+    "ExecProcess",
     "GroupRegister",
     "HookDecision",
     "ImageBlock",

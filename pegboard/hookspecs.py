@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.execution import ExecBackend
     from pegboard.core.registration import (
         ConfigSectionRegister,
         GroupRegister,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "check_permission",
+    "exec_backend",
     "on_event",
     "pegboard_close",
     "pegboard_ready",
@@ -244,6 +246,25 @@ def on_event(event: SessionEvent, session: Session) -> None:
         @hookimpl
         def on_event(event, session):
             log.info("%s %s %s", session.id, event.kind, event.data)
+    """
+
+
+@hookspec(firstresult=True)
+def exec_backend(context: ToolContext) -> ExecBackend | None:
+    """Supply the backend that starts a call's processes (first answer wins).
+
+    Asked by ``await ctx.exec_backend()`` each time a tool is about to start a process
+    (Bash, exec, Monitor, background tasks); ``context`` says for which call. Return an
+    object implementing :class:`pegboard.ExecBackend`, or ``None`` to leave the choice to
+    the next plugin and finally to the local backend of ``pegboard-toolkit``. A sandbox or
+    container backend usually wraps the local one and rewrites ``argv``.
+
+    Example::
+
+        @hookimpl
+        def exec_backend(context):
+            if context.config and context.config.data.get("sandbox", {}).get("enabled"):
+                return BubblewrapBackend(LocalBackend(), context)
     """
 
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from pegboard.core.config import LoadedConfig
+    from pegboard.core.execution import ExecBackend
     from pegboard.core.session import Selection, Session
     from pegboard.core.state import Stash
 
@@ -178,6 +179,24 @@ class ToolContext:
             return enabled
         visible: list[Tool] = self._pegboard.deferred.visible(enabled, loaded=self.session.loaded_deferred())
         return visible
+
+    async def exec_backend(self, default: ExecBackend | None = None) -> ExecBackend:
+        """How this call starts processes: an ``exec_backend`` hook's answer, else ``default``
+        (tools pass ``pegboard_toolkit``'s local backend). The kernel starts nothing itself."""
+        pb = self._pegboard
+        if pb is not None and pb.hooks.has("exec_backend"):
+            errors: list[Any] = []
+            backend = await pb.hooks.first("exec_backend", errors, context=self)
+            if self.session is not None:
+                for e in errors:
+                    notice = f"plugin {e.plugin}: exec_backend failed: {e.error}"
+                    if notice not in self.session.notices:
+                        self.session.notices.append(notice)
+            if backend is not None:
+                return backend
+        if default is None:
+            raise RuntimeError("no exec_backend hook answered and no default backend was given")
+        return default
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]

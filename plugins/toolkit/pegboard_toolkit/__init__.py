@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         structured_patch,
         unified_diff,
     )
+    from pegboard_toolkit.exec import LocalBackend, LocalProcess, backend_for, process_env
     from pegboard_toolkit.images import (
         ImageError,
         ImageLimits,
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         is_public,
         non_public_reason,
     )
+    from pegboard_toolkit.output import CapturedOutput, OutputCapture
     from pegboard_toolkit.ripgrep import (
         RG_UNAVAILABLE,
         RgResult,
@@ -86,6 +88,8 @@ if TYPE_CHECKING:
         require_ripgrep,
         run_ripgrep,
     )
+    from pegboard_toolkit.shell import ShellOutcome, ShellSettings, run_shell
+    from pegboard_toolkit.tasks import TaskError, TaskRecord, TaskTable, start_shell_task
     from pegboard_toolkit.text import (
         UTF8_LF,
         DecodedText,
@@ -112,6 +116,19 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
+    "LocalBackend": "pegboard_toolkit.exec",
+    "LocalProcess": "pegboard_toolkit.exec",
+    "backend_for": "pegboard_toolkit.exec",
+    "process_env": "pegboard_toolkit.exec",
+    "CapturedOutput": "pegboard_toolkit.output",
+    "OutputCapture": "pegboard_toolkit.output",
+    "ShellOutcome": "pegboard_toolkit.shell",
+    "ShellSettings": "pegboard_toolkit.shell",
+    "run_shell": "pegboard_toolkit.shell",
+    "TaskError": "pegboard_toolkit.tasks",
+    "TaskRecord": "pegboard_toolkit.tasks",
+    "TaskTable": "pegboard_toolkit.tasks",
+    "start_shell_task": "pegboard_toolkit.tasks",
     "AtomicWriteError": "pegboard_toolkit.atomic",
     "remove": "pegboard_toolkit.atomic",
     "target_of": "pegboard_toolkit.atomic",
@@ -202,6 +219,7 @@ __all__ = [
     "UTF8_LF",
     "VCS_DIRS",
     "AtomicWriteError",
+    "CapturedOutput",
     "CheckedUrl",
     "DecodedText",
     "GlobError",
@@ -215,8 +233,11 @@ __all__ = [
     "Line",
     "LineIndex",
     "LineIndexCache",
+    "LocalBackend",
+    "LocalProcess",
     "NetworkGuard",
     "NetworkRefused",
+    "OutputCapture",
     "PinnedTransport",
     "ProcessedImage",
     "ReadFilter",
@@ -224,12 +245,18 @@ __all__ = [
     "Resolver",
     "RgResult",
     "RipgrepUnavailable",
+    "ShellOutcome",
+    "ShellSettings",
     "Staleness",
     "SyncPinnedTransport",
     "SystemResolver",
+    "TaskError",
+    "TaskRecord",
+    "TaskTable",
     "TextFormat",
     "WalkTimeout",
     "apply_hunks",
+    "backend_for",
     "build_index",
     "choose_backend",
     "compile_glob",
@@ -250,6 +277,7 @@ __all__ = [
     "near_match",
     "non_public_reason",
     "patch_stats",
+    "process_env",
     "process_image",
     "read_bytes",
     "read_lines",
@@ -258,8 +286,10 @@ __all__ = [
     "require_ripgrep",
     "rg_glob_matches",
     "run_ripgrep",
+    "run_shell",
     "snippet",
     "split_glob",
+    "start_shell_task",
     "structured_patch",
     "target_of",
     "to_lf",
