@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.markers import hookimpl, hookspec
-    from pegboard.core.pathnames import resolve_path
+    from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.registration import (
         ConfigSectionRegister,
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         StoredResult,
     )
     from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
+    from pegboard.core.urls import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
 
 __version__ = "0.1.0"
 
@@ -59,12 +60,13 @@ _EXPORTS = {
     "PermissionDecision": "pegboard.core.decisions",
     "hookimpl": "pegboard.core.markers",
     "hookspec": "pegboard.core.markers",
+    "InvalidPathError": "pegboard.core.pathnames",
+    "resolve_path": "pegboard.core.pathnames",
     "ProviderPolicy": "pegboard.core.providers",
     "GroupRegister": "pegboard.core.registration",
     "ProfileRegister": "pegboard.core.registration",
     "ProviderPolicyRegister": "pegboard.core.registration",
     "ToolRegister": "pegboard.core.registration",
-    "resolve_path": "pegboard.core.pathnames",
     "PermissionUpdate": "pegboard.core.session",
     "Selection": "pegboard.core.session",
     "Session": "pegboard.core.session",
@@ -96,6 +98,10 @@ _EXPORTS = {
     "ToolContext": "pegboard.core.tools",
     "ToolDefinitionError": "pegboard.core.tools",
     "tool": "pegboard.core.tools",
+    "InvalidHostError": "pegboard.core.urls",
+    "InvalidUrlError": "pegboard.core.urls",
+    "ParsedUrl": "pegboard.core.urls",
+    "parse_url": "pegboard.core.urls",
 }
 
 __all__ = [
@@ -106,8 +112,12 @@ __all__ = [
     "GroupRegister",
     "HookDecision",
     "ImageBlock",
+    "InvalidHostError",
+    "InvalidPathError",
+    "InvalidUrlError",
     "MapKey",
     "MemorySessionStore",
+    "ParsedUrl",
     "Pegboard",
     "PegboardConfig",
     "PermissionDecision",
@@ -145,6 +155,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "load_config",
+    "parse_url",
     "resolve_path",
     "tool",
 ]

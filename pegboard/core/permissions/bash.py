@@ -24,7 +24,7 @@ from typing import Protocol
 
 from pegboard.core.permissions import commands as C
 from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, parse
-from pegboard.core.permissions.paths import collapse, inside, to_posix
+from pegboard.core.permissions.paths import collapse, inside, shell_tilde, to_posix
 from pegboard.core.permissions.rules import Rule
 
 _MAX_SEGMENTS = 6000
@@ -538,8 +538,8 @@ class _Analysis:
         if self.o.windows:
             v = to_posix(v, True)
         # Not collapsed: '..' must be applied after symlinks when the path is resolved.
-        if w.tilde and (v == "~" or v.startswith("~/")):
-            return [self.o.home + v[1:]]
+        if w.tilde and v.startswith("~"):
+            return shell_tilde(v, self.o.home, self.cwds)
         if v.startswith("/"):
             return [v]
         if self.cwd_unknown and not for_deny:
