@@ -1,0 +1,193 @@
+"""What a fetched body says, as text a model reads: HTML as Markdown or plain text, text types
+in their charset, PDF as its text; anything else is refused with its content type.
+
+HTML goes through readable-content extraction first (navigation, page headers and footers,
+sidebars, forms, scripts and hidden parts are dropped) and is then converted by
+``html-to-markdown`` (chosen by the benchmark in ``benchmarks/bench_web.py``). Links are made
+absolute against the page's URL.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+Mode = Literal["markdown", "text"]
+
+#: Parts of a page that are not its content (the readable-content step drops them).
+BOILERPLATE_SELECTORS = (
+    "body > header", "body > footer", "footer", "aside", "nav", "noscript", "template",
+    "[role=navigation]", "[role=banner]", "[role=contentinfo]", "[role=complementary]",
+    "[aria-hidden=true]", ".sidebar", "#sidebar", ".ads", ".advert", ".advertisement",
+    ".cookie-banner", ".cookie-consent", ".newsletter", ".share", ".social", ".related",
+)
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+PDF_TYPES = ("application/pdf", "application/x-pdf")
+TEXT_TYPES = (
+    "application/json", "application/ld+json", "application/xml", "application/javascript",
+    "application/x-javascript", "application/ecmascript", "application/x-yaml", "application/yaml",
+    "application/toml", "application/x-sh", "application/sql", "application/graphql",
+)
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
+_FRONTMATTER = re.compile(r"\A---\n.*?\n---\n+", re.DOTALL)
+_BLANKS = re.compile(r"\n{3,}")
+
+
+class ContentError(Exception):
+    """A body that cannot become text; ``error_kind`` is the stable code (``binary_content``,
+    ``pdf_error``)."""
+
+    def __init__(self, error_kind: str, message: str) -> None:
+        super().__init__(message)
+        self.error_kind = error_kind
+
+
+@dataclass(frozen=True)
+class PageContent:
+    """A body turned into text. ``kind`` is ``html``, ``markdown``, ``text`` or ``pdf``."""
+
+    text: str
+    kind: str
+    content_type: str
+    title: str | None = None
+    links: tuple[str, ...] = field(default=())
+
+
+def media_type(content_type: str | None) -> tuple[str, str | None]:
+    """``("text/html", "utf-8")`` from a Content-Type header; ``("", None)`` when absent."""
+    if not content_type:
+        return "", None
+    parts = content_type.split(";")
+    media = parts[0].strip().lower()
+    charset = None
+    for part in parts[1:]:
+        name, _, value = part.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip("'\"") or None
+    return media, charset
+
+
+def _known_codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_text(body: bytes, charset: str | None = None, *, html: bool = False) -> str:
+    """``body`` as text: a BOM first, then the declared charset (when Python knows it), then
+    for HTML a ``<meta charset>``, then UTF-8, else windows-1252 (what browsers assume).
+    Bytes that do not fit become U+FFFD, never an exception."""
+    for bom, codec in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                       (codecs.BOM_UTF16_BE, "utf-16-be")):
+        if body.startswith(bom):
+            return body[len(bom):].decode(codec, errors="replace")
+    codec = _known_codec(charset)
+    if codec is None and html:
+        match = _META_CHARSET.search(body[:4096])
+        codec = _known_codec(match.group(1).decode("ascii", "ignore")) if match else None
+    if codec is not None:
+        return body.decode(codec, errors="replace")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body.decode("cp1252", errors="replace")
+
+
+def looks_binary(body: bytes) -> bool:
+    """NUL bytes or mostly control characters in the first 4 KiB."""
+    head = body[:4096]
+    if b"\x00" in head:
+        return True
+    if not head:
+        return False
+    controls = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return controls / len(head) > 0.1
+
+
+def sniff(body: bytes) -> str:
+    """A media type for a body its server did not label."""
+    head = body[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html")) or b"<body" in head or b"<head" in head:
+        return "text/html"
+    if looks_binary(body):
+        return "application/octet-stream"
+    return "text/plain"
+
+
+def html_to_markdown(html: str, base_url: str | None = None, mode: Mode = "markdown") -> PageContent:
+    """Readable content of ``html`` as Markdown (or plain text), with its title and links."""
+    import html_to_markdown as h2m
+
+    options = h2m.ConversionOptions(
+        extract_metadata=True,
+        exclude_selectors=list(BOILERPLATE_SELECTORS),
+        preprocessing=h2m.PreprocessingOptions(enabled=True, preset="standard"),
+        base_url=base_url,
+        output_format="plain" if mode == "text" else "markdown",
+        skip_images=mode == "text",
+        inline_data_media="alt_text_only",
+    )
+    result = h2m.convert(html, options)
+    text = _FRONTMATTER.sub("", result.content or "", count=1)
+    text = _BLANKS.sub("\n\n", text).strip()
+    title = None
+    links: list[str] = []
+    metadata = result.metadata
+    if metadata is not None:
+        title = (metadata.document.title or "").strip() or None
+        for link in metadata.links:
+            href = str(link.href or "")
+            if href.startswith(("http://", "https://")) and href not in links:
+                links.append(href)
+    return PageContent(text=text, kind="html", content_type="text/html", title=title, links=tuple(links))
+
+
+def pdf_to_text(body: bytes, max_pages: int = 500) -> str:
+    """The text of each page of a PDF (pypdf), pages separated by a blank line."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = []
+        for n, page in enumerate(reader.pages):
+            if n >= max_pages:
+                pages.append(f"[{len(reader.pages) - max_pages} more pages not read]")
+                break
+            pages.append((page.extract_text() or "").strip())
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise ContentError("pdf_error", f"the PDF could not be read: {exc}") from None
+    return "\n\n".join(p for p in pages if p)
+
+
+def to_text(body: bytes, content_type: str | None, url: str, mode: Mode = "markdown") -> PageContent:
+    """Turn a fetched body into ``PageContent``; raise ``ContentError`` for binary bodies."""
+    media, charset = media_type(content_type)
+    if not media or media == "application/octet-stream":
+        sniffed = sniff(body)
+        if sniffed != "application/octet-stream" or not media:
+            media = sniffed
+    if media in HTML_TYPES:
+        page = html_to_markdown(decode_text(body, charset, html=True), url, mode)
+        return PageContent(page.text, "html", media, page.title, page.links)
+    if media in PDF_TYPES:
+        return PageContent(pdf_to_text(body), "pdf", media)
+    textual = media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
+    if textual and not looks_binary(body):
+        kind = "markdown" if media in ("text/markdown", "text/x-markdown") else "text"
+        return PageContent(decode_text(body, charset), kind, media)
+    raise ContentError(
+        "binary_content",
+        f"{url} returned {media or 'an unlabelled body'} ({len(body):,} bytes), which is binary, not text: "
+        "only HTML, text types and PDF can be read",
+    )
