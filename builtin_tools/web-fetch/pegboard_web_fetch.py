@@ -50,7 +50,8 @@ class WebFetchInput(BaseModel):
         default="markdown", description="markdown keeps headings, links and lists; text is plain text."
     )
     maxChars: int | None = Field(
-        default=None, ge=100, description="Cut the content to this many characters (capped by tools.web.fetch.maxCharsCap)."
+        default=None, ge=100,
+        description="Cut the content to this many characters (capped by tools.web.fetch.maxCharsCap).",
     )
 
 

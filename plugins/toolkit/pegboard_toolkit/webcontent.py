@@ -85,10 +85,10 @@ def decode_text(body: bytes, charset: str | None = None, *, html: bool = False) 
     """``body`` as text: a BOM first, then the declared charset (when Python knows it), then
     for HTML a ``<meta charset>``, then UTF-8, else windows-1252 (what browsers assume).
     Bytes that do not fit become U+FFFD, never an exception."""
-    for bom, codec in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
-                       (codecs.BOM_UTF16_BE, "utf-16-be")):
+    for bom, bom_codec in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"),
+                           (codecs.BOM_UTF16_BE, "utf-16-be")):
         if body.startswith(bom):
-            return body[len(bom):].decode(codec, errors="replace")
+            return body[len(bom):].decode(bom_codec, errors="replace")
     codec = _known_codec(charset)
     if codec is None and html:
         match = _META_CHARSET.search(body[:4096])

@@ -43,7 +43,8 @@ class WebFetchSettings(BaseModel):
     """Settings every fetching web tool shares (each tool registers them under its own key)."""
 
     enabled: bool = Field(default=True, description="Offer the tool at all.")
-    maxCharsCap: int = Field(default=50_000, ge=100, description="Upper bound of maxChars and of the text a model reads.")
+    maxCharsCap: int = Field(default=50_000, ge=100,
+                             description="Upper bound of maxChars and of the text a model reads.")
     maxBytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Body size cap, after decompression.")
     timeoutSeconds: float = Field(default=30.0, gt=0, description="Deadline for one whole fetch.")
     connectTimeoutSeconds: float = Field(default=10.0, gt=0, description="Deadline for connecting.")
@@ -156,7 +157,8 @@ async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tupl
     encodings = [e for e in encodings if e != "identity"]
     for e in encodings:
         if e not in ("gzip", "x-gzip", "deflate"):
-            raise FetchError("unsupported_encoding", f"{url} sent Content-Encoding {e!r}, which Pegboard does not decode")
+            raise FetchError("unsupported_encoding",
+                             f"{url} sent Content-Encoding {e!r}, which Pegboard does not decode")
     stages = [_Inflater(e) for e in reversed(encodings)]
     parts: list[bytes] = []
     total = raw_total = 0
@@ -210,7 +212,8 @@ async def fetch(
                             try:
                                 target = guard.redirect_target(current, location)
                             except InvalidUrlError as exc:
-                                raise FetchError("bad_redirect", f"{current} redirects to an invalid URL: {exc}") from None
+                                raise FetchError("bad_redirect",
+                                                 f"{current} redirects to an invalid URL: {exc}") from None
                             if not same_host(current, target):
                                 return CrossHostRedirect(url, target, response.status_code)
                             current = upgrade_url(target, keep_http)
