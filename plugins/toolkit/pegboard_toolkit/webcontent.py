@@ -137,7 +137,10 @@ def html_to_markdown(html: str, base_url: str | None = None, mode: Mode = "markd
         skip_images=mode == "text",
         inline_data_media="alt_text_only",
     )
-    result = h2m.convert(html, options)
+    try:
+        result = h2m.convert(html, options)
+    except Exception as exc:  # the converter's own error types, raised for input it cannot read
+        raise ContentError("conversion_error", f"the HTML could not be converted: {exc}") from None
     text = _FRONTMATTER.sub("", result.content or "", count=1)
     text = _BLANKS.sub("\n\n", text).strip()
     title = None
@@ -178,6 +181,9 @@ def to_text(body: bytes, content_type: str | None, url: str, mode: Mode = "markd
         if sniffed != "application/octet-stream" or not media:
             media = sniffed
     if media in HTML_TYPES:
+        if looks_binary(body):
+            raise ContentError("binary_content", f"{url} is labelled {media} but its body is binary "
+                               f"({len(body):,} bytes), not text")
         page = html_to_markdown(decode_text(body, charset, html=True), url, mode)
         return PageContent(page.text, "html", media, page.title, page.links)
     if media in PDF_TYPES:

@@ -117,9 +117,11 @@ class _Inflater:
         wbits = 16 + zlib.MAX_WBITS if encoding in ("gzip", "x-gzip") else zlib.MAX_WBITS
         self._d = zlib.decompressobj(wbits)
         self._raw_fallback = encoding == "deflate"
+        self.consumed = 0
 
     def feed(self, data: bytes, room: int) -> bytes:
-        """At most ``room + 1`` decoded bytes (one more than room says "over the cap")."""
+        """At most ``room + 1`` decoded bytes (one more than room says "over the cap");
+        ``consumed`` counts the input bytes that produced them."""
         try:
             out = self._d.decompress(data, room + 1)
         except zlib.error:
@@ -131,6 +133,7 @@ class _Inflater:
         self._raw_fallback = False
         while len(out) <= room and self._d.unconsumed_tail:
             out += self._d.decompress(self._d.unconsumed_tail, room + 1 - len(out))
+        self.consumed += len(data) - len(self._d.unconsumed_tail)
         return out
 
 
@@ -168,10 +171,11 @@ async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tupl
             data = chunk
             for stage in stages:
                 data = stage.feed(data, max_bytes - total)
-            if stages and total + len(data) > _BOMB_FLOOR and total + len(data) > BOMB_RATIO * raw_total:
+            sent = stages[0].consumed if stages else raw_total
+            if stages and total + len(data) > _BOMB_FLOOR and total + len(data) > BOMB_RATIO * sent:
                 raise FetchError(
                     "decompression_bomb",
-                    f"{url} sent {raw_total:,} compressed bytes that inflate to more than "
+                    f"{url} sent {sent:,} compressed bytes that inflate to more than "
                     f"{total + len(data):,} (over {BOMB_RATIO}:1): refused as a decompression bomb",
                 )
             if total + len(data) > max_bytes:
