@@ -55,7 +55,7 @@ async def _one(ctx: ToolContext, url: str, mode: Literal["markdown", "text"], li
                settings: ExtractSettings) -> dict[str, Any]:
     item: dict[str, Any] = {"url": url, "final_url": None, "title": None, "text": None, "links": [], "error": None}
     try:
-        prepared = prepare_url(ctx, url, settings, SETTINGS_KEY)
+        prepared = await prepare_url(ctx, url, settings, SETTINGS_KEY)
         page = await load_page(ctx, prepared, mode, settings, SETTINGS_KEY)
     except Exception as exc:
         kind = error_kind_of(exc)

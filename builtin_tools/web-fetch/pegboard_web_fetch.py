@@ -102,7 +102,7 @@ async def web_fetch(input: WebFetchInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.refusal("unavailable", f"WebFetch is turned off by {SETTINGS_KEY}.enabled",
                                   error_kind="disabled")
     try:
-        url = prepare_url(ctx, input.url, settings, SETTINGS_KEY)
+        url = await prepare_url(ctx, input.url, settings, SETTINGS_KEY)
         page = await load_page(ctx, url, input.extractMode, settings, SETTINGS_KEY)
     except Exception as exc:
         from pegboard_toolkit.webpages import error_kind_of

@@ -63,14 +63,30 @@ def page_cache(ctx: ToolContext, settings: WebFetchSettings) -> PageCache:
     return cache
 
 
-def prepare_url(ctx: ToolContext, url: str, settings: WebFetchSettings, settings_key: str) -> str:
-    """The URL that will be fetched: checked to be a URL, upgraded to https where it must be."""
+async def prepare_url(ctx: ToolContext, url: str, settings: WebFetchSettings, settings_key: str) -> str:
+    """The URL that will be fetched: checked to be an http(s) URL and upgraded to https,
+    unless ``allowHttpForPrivateHosts`` keeps http for an allowed private host (named, or
+    one whose every address is allowed)."""
     from pegboard import parse_url
+    from pegboard_toolkit.netguard import HostLookupError, NetworkRefused
 
     url = url.strip()
-    parse_url(url)  # raises InvalidUrlError for text that is not a URL
+    parsed = parse_url(url)  # raises InvalidUrlError for text that is not a URL
+    if parsed.scheme not in ("http", "https"):
+        raise NetworkRefused(
+            "blocked_scheme",
+            f"refused {parsed.scheme}: URL for host {parsed.host or '(none)'}: only http and https URLs may be "
+            "fetched; no setting allows other schemes",
+            url=url, host=parsed.host)
     guard = guard_for(ctx, settings, settings_key)
-    return upgrade_url(url, keeps_http(guard, settings, url))
+    keep = keeps_http(guard, settings, url)
+    if not keep and parsed.scheme == "http" and settings.allowHttpForPrivateHosts and parsed.ip is None:
+        try:
+            checked = await guard.acheck_url(url)
+            keep = all(guard.policy.address_allowed(ip) for ip in checked.addresses)
+        except (NetworkRefused, HostLookupError):
+            keep = False
+    return upgrade_url(url, keep)
 
 
 async def load_page(
@@ -82,7 +98,7 @@ async def load_page(
     limits = FetchLimits.from_settings(settings)
 
     async def load() -> LoadedPage | CrossHostRedirect:
-        answer = await fetch(url, guard, limits, keep_http=keeps_http(guard, settings, url))
+        answer = await fetch(url, guard, limits, keep_http=url.startswith("http:"))
         if isinstance(answer, CrossHostRedirect):
             return answer
         return await _convert(answer, mode)
