@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -41,10 +42,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def handle(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             super().handle()
-        except (ConnectionResetError, BrokenPipeError):
-            pass
 
     def _serve(self) -> None:
         parts = urlsplit(self.path)
@@ -110,7 +109,11 @@ class LocalServer(ThreadingHTTPServer):
         return sum(1 for s in self.seen if s.path == path)
 
     def route(self, path: str, reply: Reply | Route) -> None:
-        self.routes[path] = reply if callable(reply) else (lambda _seen, r=reply: r)
+        if isinstance(reply, Reply):
+            fixed = reply
+            self.routes[path] = lambda _seen: fixed
+        else:
+            self.routes[path] = reply
 
     def json_route(self, path: str, fn: Callable[[Seen], Any]) -> None:
         self.routes[path] = lambda seen: Reply(body=json.dumps(fn(seen)).encode(), content_type="application/json")

@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 
 import pegboard_web_fetch
-from pegboard import ToolResult
+from pegboard import Pegboard, ToolResult
 from pegboard.testing import check_tool, isolated_pegboard
 from pegboard_toolkit.webcache import WebCache
 from pegboard_toolkit.webfetch import upgrade_url
@@ -24,8 +24,8 @@ ARTICLE = b"""<!doctype html><html><head><title>Field notes</title></head><body>
 <script>window.track = 1;</script></body></html>"""
 
 
-def fetch(pb: object, **input: object) -> ToolResult:
-    return pb.call_sync("WebFetch", input)  # type: ignore[attr-defined, no-any-return]
+def fetch(pb: Pegboard, **input: object) -> ToolResult:
+    return pb.call_sync("WebFetch", input)
 
 
 def test_conforms() -> None:
