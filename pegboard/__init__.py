@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         SessionError,
         SessionEvent,
         SessionResults,
+        validate_session_id,
     )
     from pegboard.core.sqlitestore import SQLiteSessionStore
     from pegboard.core.state import MapKey, SessionKey, SessionState, SlotMap, Stash, StashKey
@@ -74,6 +75,7 @@ _EXPORTS = {
     "SessionError": "pegboard.core.session",
     "SessionEvent": "pegboard.core.session",
     "SessionResults": "pegboard.core.session",
+    "validate_session_id": "pegboard.core.session",
     "MapKey": "pegboard.core.state",
     "SessionKey": "pegboard.core.state",
     "SessionState": "pegboard.core.state",
@@ -167,6 +169,7 @@ __all__ = [
     "request_completion",
     "resolve_path",
     "tool",
+    "validate_session_id",
 ]
 
 

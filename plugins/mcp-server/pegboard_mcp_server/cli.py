@@ -170,6 +170,14 @@ class _Size(click.ParamType):
     help=f"Also load this importable module as a plugin; repeatable (also {PLUGINS_ENV}, comma-separated).",
 )
 @click.option(
+    "--session",
+    "session_id",
+    default=None,
+    metavar="ID",
+    help="stdio: resume (or create) the stored session ID for the client; without it the client's session "
+    "lives in memory until it disconnects.",
+)
+@click.option(
     "--log-level",
     default="WARNING",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
@@ -190,6 +198,7 @@ def serve(
     max_body: int,
     page_size: int,
     plugin_modules: tuple[str, ...],
+    session_id: str | None,
     log_level: str,
 ) -> None:
     """Serve the effective tool set as an MCP server (stdio by default).
@@ -230,10 +239,22 @@ def serve(
         pb = Pegboard(config_files=list(config_files), cwd=selection.cwd, plugins=extra)
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
-        return Bridge(pb, selection, page_size=page_size)
+        return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)
 
     from pegboard_mcp_server import __version__
 
+    if session_id is not None:
+        from pegboard import SessionError, validate_session_id
+
+        if access is not None:
+            raise click.BadParameter(
+                "--session resumes a session for one stdio client; over --http each MCP session gets its own",
+                param_hint="--session",
+            )
+        try:
+            validate_session_id(session_id)
+        except SessionError as exc:
+            raise click.BadParameter(str(exc), param_hint="--session") from None
     if access is not None:
         from pegboard_mcp_server.http import run_http
 

@@ -217,6 +217,11 @@ class StdioServer:
         await self._shutdown()
         await asyncio.wait([self.bridge_future], timeout=SHUTDOWN_GRACE)
         future = self.bridge_future
+        if future.done() and not future.cancelled() and future.exception() is None:
+            try:
+                await asyncio.wait_for(future.result().aclose(), SHUTDOWN_GRACE)
+            except Exception:
+                log.exception("closing the sessions failed")
         return 1 if future.done() and not future.cancelled() and future.exception() is not None else 0
 
     def _read_blocking(self, loop: asyncio.AbstractEventLoop, reader: _Input) -> None:
@@ -404,7 +409,7 @@ class StdioServer:
                 self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _bridge_signature(self, bridge: Bridge) -> Any:
-        return (len(bridge.pegboard.registry.tools), bridge.pegboard.deferred.version)
+        return bridge.signature(self)
 
     # -- server-to-client requests -----------------------------------------------------------
     async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -455,19 +460,35 @@ class StdioServer:
             )
         bridge = await self.bridge()
         try:
-            listed = bridge.list_page(cursor)
+            listed = bridge.list_page(cursor, self)
         except CursorError as exc:
             raise _ParamsError(str(exc)) from None
         self._signature = self._bridge_signature(bridge)
         return listed
+
+    def _progress_sender(self, token: str | int) -> Any:
+        async def send(done: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progressToken": token, "progress": done}
+            if total is not None:
+                params["total"] = total
+            if message:
+                params["message"] = message
+            self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+        return send
 
     async def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str) or not name:
             raise _ParamsError("Invalid params: tools/call needs params.name (a tool name)")
         bridge = await self.bridge()
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        progress = self._progress_sender(token) if isinstance(token, str | int) else None
         try:
-            result = await bridge.call_tool(name, params.get("arguments"), self.elicit)
+            result = await bridge.call_tool(
+                name, params.get("arguments"), self.elicit, client=self, progress=progress, request_id=token
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
