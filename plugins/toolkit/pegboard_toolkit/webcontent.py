@@ -34,6 +34,7 @@ TEXT_TYPES = (
 )
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
+_TITLE = re.compile(r"<title\b[^>]*>.*?</title\s*>", re.IGNORECASE | re.DOTALL)
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n+", re.DOTALL)
 _BLANKS = re.compile(r"\n{3,}")
 
@@ -124,6 +125,25 @@ def sniff(body: bytes) -> str:
     return "text/plain"
 
 
+def _element(html: str, tag: str, *, only: bool) -> str | None:
+    """From the first ``<tag`` to the last ``</tag>`` (``only``: when the tag occurs once)."""
+    opens = [m.start() for m in re.finditer(rf"<{tag}[\s>]", html, re.IGNORECASE)]
+    if not opens or (only and len(opens) > 1):
+        return None
+    close = html.lower().rfind(f"</{tag}>")
+    return html[opens[0]: close + len(tag) + 3] if close > opens[0] else None
+
+
+def readable_html(html: str) -> str:
+    """The page's main content when it marks it (``<main>``, else a single ``<article>``),
+    with the page's title kept; else the whole page (boilerplate is dropped later)."""
+    part = _element(html, "main", only=False) or _element(html, "article", only=True)
+    if part is None:
+        return html
+    title = _TITLE.search(html)
+    return f"<html><head>{title.group(0) if title else ''}</head><body>{part}</body></html>"
+
+
 def html_to_markdown(html: str, base_url: str | None = None, mode: Mode = "markdown") -> PageContent:
     """Readable content of ``html`` as Markdown (or plain text), with its title and links."""
     import html_to_markdown as h2m
@@ -138,7 +158,7 @@ def html_to_markdown(html: str, base_url: str | None = None, mode: Mode = "markd
         inline_data_media="alt_text_only",
     )
     try:
-        result = h2m.convert(html, options)
+        result = h2m.convert(readable_html(html), options)
     except Exception as exc:  # the converter's own error types, raised for input it cannot read
         raise ContentError("conversion_error", f"the HTML could not be converted: {exc}") from None
     text = _FRONTMATTER.sub("", result.content or "", count=1)
