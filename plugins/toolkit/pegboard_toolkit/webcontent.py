@@ -82,7 +82,7 @@ def _known_codec(name: str | None) -> str | None:
         return None
 
 
-def decode_text(body: bytes, charset: str | None = None, *, html: bool = False) -> str:
+def decode_text(body: bytes | bytearray, charset: str | None = None, *, html: bool = False) -> str:
     """``body`` as text: a BOM first, then the declared charset (when Python knows it), then
     for HTML a ``<meta charset>``, then UTF-8, else windows-1252 (what browsers assume).
     Bytes that do not fit become U+FFFD, never an exception."""
@@ -102,7 +102,7 @@ def decode_text(body: bytes, charset: str | None = None, *, html: bool = False) 
         return body.decode("cp1252", errors="replace")
 
 
-def looks_binary(body: bytes) -> bool:
+def looks_binary(body: bytes | bytearray) -> bool:
     """NUL bytes or mostly control characters in the first 4 KiB."""
     head = body[:4096]
     if b"\x00" in head:
@@ -113,7 +113,7 @@ def looks_binary(body: bytes) -> bool:
     return controls / len(head) > 0.1
 
 
-def sniff(body: bytes) -> str:
+def sniff(body: bytes | bytearray) -> str:
     """A media type for a body its server did not label."""
     head = body[:1024].lstrip().lower()
     if head.startswith(b"%pdf-"):
@@ -175,26 +175,38 @@ def html_to_markdown(html: str, base_url: str | None = None, mode: Mode = "markd
     return PageContent(text=text, kind="html", content_type="text/html", title=title, links=tuple(links))
 
 
-def pdf_to_text(body: bytes, max_pages: int = 500) -> str:
-    """The text of each page of a PDF (pypdf), pages separated by a blank line."""
+def pdf_to_text(body: bytes, max_pages: int = 500, max_chars: int = 1_000_000) -> str:
+    """The text of each page of a PDF (pypdf), pages separated by a blank line; reading stops
+    after ``max_pages`` pages or once ``max_chars`` characters were found."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(body))
-        pages = []
+        pages: list[str] = []
+        found = 0
         for n, page in enumerate(reader.pages):
-            if n >= max_pages:
-                pages.append(f"[{len(reader.pages) - max_pages} more pages not read]")
+            if n >= max_pages or found >= max_chars:
+                pages.append(f"[{len(reader.pages) - n} more pages not read]")
                 break
             pages.append((page.extract_text() or "").strip())
+            found += len(pages[-1])
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ContentError("pdf_error", f"the PDF could not be read: {exc}") from None
     return "\n\n".join(p for p in pages if p)
 
 
-def to_text(body: bytes, content_type: str | None, url: str, mode: Mode = "markdown") -> PageContent:
-    """Turn a fetched body into ``PageContent``; raise ``ContentError`` for binary bodies."""
+def _head(body: bytes | bytearray, limit: int) -> bytes | bytearray:
+    """The first ``limit`` bytes, copying only those."""
+    return bytes(memoryview(body)[:limit]) if len(body) > limit else body
+
+
+def to_text(body: bytes | bytearray, content_type: str | None, url: str, mode: Mode = "markdown",
+            max_chars: int = 1_000_000) -> PageContent:
+    """Turn a fetched body into ``PageContent`` of at most ``max_chars`` characters; raise
+    ``ContentError`` for binary bodies. Only as much of the body is decoded and converted as
+    that needs (for HTML ``max(1 MB, 20 * max_chars)`` bytes), so a large body costs no more
+    memory than its own buffer plus a bounded amount."""
     media, charset = media_type(content_type)
     if not media or media == "application/octet-stream":
         sniffed = sniff(body)
@@ -204,14 +216,15 @@ def to_text(body: bytes, content_type: str | None, url: str, mode: Mode = "markd
         if looks_binary(body):
             raise ContentError("binary_content", f"{url} is labelled {media} but its body is binary "
                                f"({len(body):,} bytes), not text")
-        page = html_to_markdown(decode_text(body, charset, html=True), url, mode)
-        return PageContent(page.text, "html", media, page.title, page.links)
+        html = decode_text(_head(body, max(1 << 20, 20 * max_chars)), charset, html=True)
+        page = html_to_markdown(html, url, mode)
+        return PageContent(page.text[:max_chars], "html", media, page.title, page.links)
     if media in PDF_TYPES:
-        return PageContent(pdf_to_text(body), "pdf", media)
+        return PageContent(pdf_to_text(bytes(body), max_chars=max_chars), "pdf", media)
     textual = media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
     if textual and not looks_binary(body):
         kind = "markdown" if media in ("text/markdown", "text/x-markdown") else "text"
-        return PageContent(decode_text(body, charset), kind, media)
+        return PageContent(decode_text(_head(body, 4 * max_chars), charset)[:max_chars], kind, media)
     raise ContentError(
         "binary_content",
         f"{url} returned {media or 'an unlabelled body'} ({len(body):,} bytes), which is binary, not text: "

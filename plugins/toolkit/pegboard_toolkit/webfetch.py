@@ -90,13 +90,14 @@ class FetchLimits:
 
 @dataclass(frozen=True)
 class FetchedBody:
-    """A 2xx answer: ``final_url`` after same-host redirects; ``truncated`` when cut at the cap."""
+    """A 2xx answer: ``final_url`` after same-host redirects; ``truncated`` when cut at the cap.
+    ``body`` is the buffer it was read into (not copied again)."""
 
     url: str
     final_url: str
     status: int
     content_type: str | None
-    body: bytes
+    body: bytes | bytearray
     truncated: bool = False
 
 
@@ -155,7 +156,7 @@ def same_host(a: str, b: str) -> bool:
         return False
 
 
-async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tuple[bytes, bool]:
+async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tuple[bytearray, bool]:
     encodings = [e.strip().lower() for e in response.headers.get("content-encoding", "").split(",") if e.strip()]
     encodings = [e for e in encodings if e != "identity"]
     for e in encodings:
@@ -163,7 +164,7 @@ async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tupl
             raise FetchError("unsupported_encoding",
                              f"{url} sent Content-Encoding {e!r}, which Pegboard does not decode")
     stages = [_Inflater(e) for e in reversed(encodings)]
-    parts: list[bytes] = []
+    buffer = bytearray()
     total = raw_total = 0
     try:
         async for chunk in response.aiter_raw(_CHUNK):
@@ -179,13 +180,13 @@ async def _read_body(response: httpx.Response, url: str, max_bytes: int) -> tupl
                     f"{total + len(data):,} (over {BOMB_RATIO}:1): refused as a decompression bomb",
                 )
             if total + len(data) > max_bytes:
-                parts.append(data[: max_bytes - total])
-                return b"".join(parts), True
-            parts.append(data)
+                buffer += data[: max_bytes - total]
+                return buffer, True
+            buffer += data
             total += len(data)
     except zlib.error as exc:
         raise FetchError("bad_encoding", f"{url} sent a body that does not decode as {encodings}: {exc}") from None
-    return b"".join(parts), False
+    return buffer, False
 
 
 async def fetch(

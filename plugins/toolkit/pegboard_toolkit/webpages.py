@@ -101,7 +101,7 @@ async def load_page(
         answer = await fetch(url, guard, limits, keep_http=url.startswith("http:"))
         if isinstance(answer, CrossHostRedirect):
             return answer
-        return await _convert(answer, mode)
+        return await _convert(answer, mode, settings.maxCharsCap)
 
     value, cached = await page_cache(ctx, settings).get_or_fetch((url, mode), load)
     if isinstance(value, LoadedPage) and cached:
@@ -109,8 +109,9 @@ async def load_page(
     return value
 
 
-async def _convert(answer: FetchedBody, mode: Mode) -> LoadedPage:
-    content = await anyio.to_thread.run_sync(to_text, answer.body, answer.content_type, answer.final_url, mode)
+async def _convert(answer: FetchedBody, mode: Mode, max_chars: int) -> LoadedPage:
+    content = await anyio.to_thread.run_sync(to_text, answer.body, answer.content_type, answer.final_url, mode,
+                                             max_chars)
     return LoadedPage(answer.url, answer.final_url, answer.status, content, answer.truncated)
 
 
