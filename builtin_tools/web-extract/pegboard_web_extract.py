@@ -72,7 +72,7 @@ async def _one(ctx: ToolContext, url: str, mode: Literal["markdown", "text"], li
         return item
     text, was_cut = cut(page.content.text, limit)
     item.update(final_url=page.final_url, title=page.content.title, text=text, links=list(page.content.links),
-                truncated=was_cut or page.truncated, content_type=page.content.content_type)
+                truncated=was_cut or page.truncated or page.content.cut, content_type=page.content.content_type)
     return item
 
 

@@ -71,9 +71,10 @@ def _notes(page: LoadedPage, shown: int, total: int, limit: int, cap: int, cut_t
     notes = []
     if page.truncated:
         notes.append("[the page body was larger than the download cap; only its beginning was read]")
-    if cut_text:
+    if cut_text or page.content.cut:
         more = f" (pass a larger maxChars, up to {cap:,})" if limit < cap else ""
-        notes.append(f"[content cut at {shown:,} of {total:,} characters{more}]")
+        of = f" of {total:,}" if not page.content.cut else ""
+        notes.append(f"[content cut at {shown:,}{of} characters{more}]")
     return notes
 
 

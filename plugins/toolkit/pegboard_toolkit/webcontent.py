@@ -50,13 +50,15 @@ class ContentError(Exception):
 
 @dataclass(frozen=True)
 class PageContent:
-    """A body turned into text. ``kind`` is ``html``, ``markdown``, ``text`` or ``pdf``."""
+    """A body turned into text. ``kind`` is ``html``, ``markdown``, ``text`` or ``pdf``;
+    ``cut`` when there was more text than the ``max_chars`` it was converted for."""
 
     text: str
     kind: str
     content_type: str
     title: str | None = None
     links: tuple[str, ...] = field(default=())
+    cut: bool = False
 
 
 def media_type(content_type: str | None) -> tuple[str, str | None]:
@@ -216,15 +218,19 @@ def to_text(body: bytes | bytearray, content_type: str | None, url: str, mode: M
         if looks_binary(body):
             raise ContentError("binary_content", f"{url} is labelled {media} but its body is binary "
                                f"({len(body):,} bytes), not text")
-        html = decode_text(_head(body, max(1 << 20, 20 * max_chars)), charset, html=True)
-        page = html_to_markdown(html, url, mode)
-        return PageContent(page.text[:max_chars], "html", media, page.title, page.links)
+        head = _head(body, max(1 << 20, 20 * max_chars))
+        page = html_to_markdown(decode_text(head, charset, html=True), url, mode)
+        more = len(page.text) > max_chars or len(head) < len(body)
+        return PageContent(page.text[:max_chars], "html", media, page.title, page.links, more)
     if media in PDF_TYPES:
-        return PageContent(pdf_to_text(bytes(body), max_chars=max_chars), "pdf", media)
+        text = pdf_to_text(bytes(body), max_chars=max_chars)
+        return PageContent(text[:max_chars], "pdf", media, cut=len(text) > max_chars)
     textual = media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml"))
     if textual and not looks_binary(body):
         kind = "markdown" if media in ("text/markdown", "text/x-markdown") else "text"
-        return PageContent(decode_text(_head(body, 4 * max_chars), charset)[:max_chars], kind, media)
+        head = _head(body, 4 * max_chars)
+        text = decode_text(head, charset)
+        return PageContent(text[:max_chars], kind, media, cut=len(text) > max_chars or len(head) < len(body))
     raise ContentError(
         "binary_content",
         f"{url} returned {media or 'an unlabelled body'} ({len(body):,} bytes), which is binary, not text: "
