@@ -257,7 +257,7 @@ def register_search_backends(register: Callable[[Any], None]) -> None:
 
     Asked once per ``Pegboard`` by the WebSearch plugin, when the ``Pegboard`` is ready.
     Call ``register(backend)`` with an object implementing
-    ``pegboard_toolkit.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
+    ``pegboard_toolkit.websearch.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
     selects), ``unavailable_reason(context)`` (``None`` when configured, else why not, such
     as a missing API key) and ``async search(request, context)`` returning ``SearchHit``
     items; both read their settings with ``context.settings(key)``. Of two backends with one

@@ -119,11 +119,16 @@ async def web_extract(input: WebExtractInput, ctx: ToolContext) -> ToolResult:
         for i, url in enumerate(input.urls):
             tg.start_soon(run, i, url)
     failed = sum(1 for r in results if r["error"])
+    meta: dict[str, Any] = {"urls": len(results), "failed": failed}
+    everything_failed = failed == len(results)
+    if everything_failed:
+        meta["error_kind"] = results[0]["error_kind"] if failed == 1 else "all_failed"
     return ToolResult(
         content=[TextBlock(text=_render(results))],
         structured={"results": results},
-        is_error=failed == len(results),
-        metadata={"urls": len(results), "failed": failed},
+        is_error=everything_failed,
+        reason="tool_error" if everything_failed else None,
+        metadata=meta,
     )
 
 

@@ -162,6 +162,7 @@ def test_an_untrusted_project_cannot_allow_private_hosts(server: LocalServer, tm
 def test_new_domains_ask_and_preapproved_documentation_domains_do_not() -> None:
     pb = isolated_pegboard(pegboard_web_fetch, pegboard_web_extract)
     assert pb.check("WebFetch", {"url": "https://example.com/page"}).decision == "ask"
+    assert pb.check("WebFetch", {"url": "https://example.com/page"}, mode="acceptEdits").decision == "ask"
     assert pb.check("web_fetch", {"url": "https://docs.python.org/3/library/"}).decision == "allow"
     assert pb.check("WebFetch", {"url": "https://docs.python.org/3/", "prompt": "x"}).decision == "allow"
     assert pb.check("WebFetch", {"url": "https://example.com/"}, mode="bypassPermissions").decision == "allow"

@@ -69,6 +69,8 @@ def test_shares_the_cache_with_webfetch(server: LocalServer) -> None:
 def test_all_failures_make_an_error_result_and_limits_are_checked() -> None:
     pb = board()
     failed = pb.call_sync("web_extract", {"urls": ["ftp://x.example/", "http://user:pw@example.com/"]})
-    assert failed.is_error and failed.metadata["failed"] == 2
+    assert failed.is_error and failed.metadata["failed"] == 2 and failed.metadata["error_kind"] == "all_failed"
+    one = pb.call_sync("web_extract", {"urls": ["ftp://x.example/"]})
+    assert one.is_error and one.metadata["error_kind"] == "blocked_scheme"
     assert pb.call_sync("web_extract", {"urls": []}).reason == "invalid_input"
     assert pb.call_sync("web_extract", {"urls": ["https://e.example/"] * 11}).reason == "invalid_input"
