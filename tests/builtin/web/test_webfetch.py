@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pegboard_web_fetch
 from pegboard import Pegboard, ToolResult
@@ -239,3 +240,21 @@ def test_disabled_fetch_is_listed_unavailable() -> None:
     pb = isolated_pegboard(pegboard_web_fetch, config={"tools": {"web": {"fetch": {"enabled": False}}}})
     decision = next(d for d in pb.tools().disabled if d.name == "WebFetch")
     assert "tools.web.fetch.enabled" in (decision.reason or "")
+
+
+def test_saved_real_pages_convert_to_their_main_content(server: LocalServer) -> None:
+    pages = Path(__file__).parent / "pages"
+    for name in ("rustdoc-what-is-rustdoc.html", "zlib-usage-example.html", "synthetic-news-article.html"):
+        data = (pages / name).read_bytes()
+        kind = "text/html; charset=iso-8859-1" if name.startswith("zlib") else "text/html"
+        server.route("/" + name, Reply(body=data, content_type=kind))
+    pb = board()
+    rustdoc = fetch(pb, url=server.url("/rustdoc-what-is-rustdoc.html"))
+    assert "# [What is rustdoc?]" in rustdoc.text and "Keyboard shortcuts" not in rustdoc.text
+    assert rustdoc.metadata["title"] == "What is rustdoc? - The rustdoc book"
+    zlib = fetch(pb, url=server.url("/zlib-usage-example.html"))
+    assert "`deflate()`" in zlib.text and "\ufffd" not in zlib.text
+    news = fetch(pb, url=server.url("/synthetic-news-article.html"))
+    assert "# The tide pool census" in news.text and "| Species" in news.text
+    for chrome in ("We use cookies", "Buy boats now", "Most read", "Sign up for our newsletter"):
+        assert chrome not in news.text
