@@ -856,7 +856,7 @@ def resolve_policy(
         sub_steps.append(_SubagentStep(name, keep, drop))
 
     # 4. provider policies
-    removed = _provider_removals(index, provider, model)
+    removed = _provider_removals(index, provider, model, config)
 
     unavailable = catalog.unavailable()
     if sub_steps:
@@ -874,7 +874,29 @@ def resolve_policy(
     )
 
 
-def _provider_removals(index: _Index, provider: str | None, model: str | None) -> dict[int, str]:
+def config_flag(config: Any, key: str) -> bool:
+    """Whether the dotted config ``key`` (camelCase as in config files) is ``true``; keys the
+    config model does not declare are read from the sections' extra keys."""
+    value: Any = config
+    for part in key.split("."):
+        if isinstance(value, Mapping):
+            value = value.get(part)
+            continue
+        extra = getattr(value, "model_extra", None) or {}
+        if part in extra:
+            value = extra[part]
+            continue
+        fields = getattr(type(value), "model_fields", {})
+        name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+        if name is None:
+            return False
+        value = getattr(value, name)
+    return value is True
+
+
+def _provider_removals(
+    index: _Index, provider: str | None, model: str | None, config: PegboardConfig | None = None
+) -> dict[int, str]:
     removed: dict[int, str] = {}
     if not provider:
         return removed
@@ -889,7 +911,10 @@ def _provider_removals(index: _Index, provider: str | None, model: str | None) -
                     )
         elif policy.exclusive:
             only = ", ".join(policy.providers)
-            for i in index.compile(policy.exclusive).hits():
+            lifted = {e for e, key in policy.exclusive_unless.items()
+                      if config is not None and config_flag(config, key)}
+            entries = [e for e in policy.exclusive if e not in lifted]
+            for i in index.compile(entries).hits() if entries else ():
                 removed.setdefault(i, f"only available on {only}, not on {where} (provider policy {policy.name!r})")
     return removed
 

@@ -72,7 +72,8 @@ def test_distribution_metadata(directory: str) -> None:
     assert project["project"]["name"] == f"pegboard-{directory}"
     assert project["project"]["version"] == "0.1.0"
     assert project["project"]["requires-python"] == ">=3.11"
-    assert project["project"]["dependencies"] == ["pegboard"]
+    deps = project["project"]["dependencies"]
+    assert deps[0] == "pegboard" and all(d.startswith("pegboard-provider-") for d in deps[1:])
     assert project["project"]["entry-points"]["pegboard"] == {directory: module}
     assert project["tool"]["setuptools"]["py-modules"] == [module]
     assert project["build-system"]["build-backend"] == "setuptools.build_meta"

@@ -72,7 +72,8 @@ def file_digest(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def _key(path: Path | str) -> str:
-    return os.path.normpath(os.path.abspath(str(path)))
+    """One key per file: a read through a symlink counts for an edit through its target."""
+    return os.path.realpath(os.path.abspath(str(path)))
 
 
 class ReadLedger:
