@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
-import pegboard_read
+from pydantic import BaseModel
+
 import pegboard_tool_result_read
+from pegboard import ToolContext, hookimpl, tool
 from pegboard.testing import check_tool, isolated_pegboard
+
+
+class DumpInput(BaseModel):
+    file_path: str
+
+
+@tool(name="Dump")
+async def dump(input: DumpInput, ctx: ToolContext) -> str:
+    """Return a file's whole text, however long (a tool without its own output budget)."""
+    return Path(input.file_path).read_text()
+
+
+dump_plugin = SimpleNamespace(register_tools=hookimpl(lambda register: register(dump)))
 
 
 def test_conforms() -> None:
@@ -16,8 +32,8 @@ def test_conforms() -> None:
 async def test_pages_through_a_cut_read(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_text("".join(f"{i:05d} " + "x" * 90 + "\n" for i in range(2000)))
-    pb = isolated_pegboard(pegboard_read, pegboard_tool_result_read, cwd=tmp_path)
-    first = await pb.call("Read", {"file_path": str(big)})
+    pb = isolated_pegboard(dump_plugin, pegboard_tool_result_read, cwd=tmp_path)
+    first = await pb.call("Dump", {"file_path": str(big)})
     assert first.metadata["truncated"] is True
     ref = first.metadata["full_result_ref"]
     assert f"read more with tool_result_read(ref={ref!r}, offset=100000)" in first.text

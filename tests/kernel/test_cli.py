@@ -75,10 +75,12 @@ def test_call_read_json_shape(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("alpha\nbeta\n")
     data = run_json("call", "Read", "--input", json.dumps({"file_path": str(target)}), "--json", cwd=tmp_path)
-    assert set(data) == {"is_error", "content", "structured", "reason", "metadata", "session"}
+    structured = data.pop("structured")
+    assert set(data) == {"is_error", "content", "reason", "metadata", "session"}
     assert data["is_error"] is False and data["reason"] is None and data["session"] is None
     assert data["content"] == [{"type": "text", "text": "     1\talpha\n     2\tbeta"}]
     assert data["metadata"]["permission"]["decision"] == "allow"
+    assert structured["content"] == "alpha\nbeta" and structured["total_lines"] == 2
 
 
 @pytest.mark.parametrize(

@@ -27,9 +27,9 @@ def run_json(*args: str, cwd: Path, data: Path) -> Any:
 def test_a_cut_result_is_read_back_by_another_process(tmp_path: Path) -> None:
     data = tmp_path / "data"
     big = tmp_path / "big.txt"
-    big.write_text("".join(f"{i:06d} {'y' * 80}\n" for i in range(3000)))
-    first = run_json("call", "Read", "--input", json.dumps({"file_path": str(big)}), "--session", "conv-1",
-                     cwd=tmp_path, data=data)
+    big.write_text("".join(f"{i:06d} match {'y' * 80}\n" for i in range(5000)))
+    grep = {"pattern": "match", "path": str(big), "output_mode": "content", "head_limit": 0}
+    first = run_json("call", "Grep", "--input", json.dumps(grep), "--session", "conv-1", cwd=tmp_path, data=data)
     assert first["session"] == "conv-1" and first["metadata"]["truncated"] is True
     ref = first["metadata"]["full_result_ref"]
     assert ref.startswith("tr_") and ref in first["content"][-1]["text"]
@@ -37,7 +37,7 @@ def test_a_cut_result_is_read_back_by_another_process(tmp_path: Path) -> None:
                       "--session", "conv-1", cwd=tmp_path, data=data)
     assert second["is_error"] is False, second
     page = second["content"][0]["text"]
-    assert "\t001100 " in page and "characters 100,000-" in page
+    assert ":000592 match " in page and "continue with offset=" in page
     other = run_json("call", "tool_result_read", "--input", json.dumps({"ref": ref}), "--session", "conv-2",
                      cwd=tmp_path, data=data)
     assert other["is_error"] is True
