@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -97,6 +98,11 @@ class LocalServer(ThreadingHTTPServer):
         self.active = 0
         self.max_active = 0
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up early (the tools stop reading at their caps) is not an error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
     @property
     def base(self) -> str:
