@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
     from pegboard.core.sections import ConfigSection
+    from pegboard.core.services import CompletionError, CompletionRequest, has_completion, request_completion
     from pegboard.core.session import (
         PermissionUpdate,
         Selection,
@@ -94,6 +95,10 @@ _EXPORTS = {
     "Subjects": "pegboard.core.tools",
     "ToolPermissions": "pegboard.core.tools",
     "ConfigSection": "pegboard.core.sections",
+    "CompletionError": "pegboard.core.services",
+    "CompletionRequest": "pegboard.core.services",
+    "has_completion": "pegboard.core.services",
+    "request_completion": "pegboard.core.services",
     "ConfigSectionRegister": "pegboard.core.registration",
     "ImageBlock": "pegboard.core.results",
     "Reason": "pegboard.core.results",
@@ -111,6 +116,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "CompletionError",
+    "CompletionRequest",
     "ConfigError",
     "ConfigLayer",
     "ConfigSection",
@@ -161,10 +168,12 @@ __all__ = [
     "ToolRegister",
     "ToolResult",
     "__version__",
+    "has_completion",
     "hookimpl",
     "hookspec",
     "load_config",
     "parse_url",
+    "request_completion",
     "resolve_path",
     "tool",
     "validate_session_id",

@@ -12,7 +12,8 @@ and treated as "no opinion"; it never crashes the host.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pegboard.core.markers import hookspec
 
@@ -31,12 +32,14 @@ if TYPE_CHECKING:
         ToolRegister,
     )
     from pegboard.core.results import ToolResult
+    from pegboard.core.services import CompletionRequest
     from pegboard.core.session import Session, SessionEvent
     from pegboard.core.store import SessionStore
     from pegboard.core.tools import ToolContext
 
 __all__ = [
     "check_permission",
+    "complete",
     "exec_backend",
     "on_event",
     "pegboard_close",
@@ -50,6 +53,7 @@ __all__ = [
     "register_groups",
     "register_profiles",
     "register_provider_policies",
+    "register_search_backends",
     "register_tools",
     "request_approval",
     "session_end",
@@ -265,6 +269,45 @@ def exec_backend(context: ToolContext) -> ExecBackend | None:
         def exec_backend(context):
             if context.config and context.config.data.get("sandbox", {}).get("enabled"):
                 return BubblewrapBackend(LocalBackend(), context)
+    """
+
+
+@hookspec
+def register_search_backends(register: Callable[[Any], None]) -> None:
+    """Add web search backends (Brave, SearXNG, your own) for the WebSearch tool.
+
+    Asked once per ``Pegboard`` by the WebSearch plugin, when the ``Pegboard`` is ready.
+    Call ``register(backend)`` with an object implementing
+    ``pegboard_toolkit.websearch.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
+    selects), ``unavailable_reason(context)`` (``None`` when configured, else why not, such
+    as a missing API key) and ``async search(request, context)`` returning ``SearchHit``
+    items; both read their settings with ``context.settings(key)``. Of two backends with one
+    name the second is ignored with a warning.
+
+    Example::
+
+        @hookimpl
+        def register_search_backends(register):
+            register(MySearch())  # name = "mysearch"
+    """
+
+
+@hookspec(firstresult=True)
+def complete(request: CompletionRequest, context: ToolContext) -> str | None:
+    """Answer a small-model job: run ``request.prompt`` over ``request.text`` (first answer wins).
+
+    Tools ask through ``await pegboard.request_completion(ctx, request)`` (WebFetch's
+    extraction prompt, summaries, image descriptions). ``request.purpose`` says what for;
+    ``request.max_chars`` is the answer's budget (a longer answer is cut). Return the text,
+    an awaitable of it, or ``None`` to let the next implementation answer. With none, the tool
+    goes without a model and says so. The text may be untrusted page content: send it only
+    to endpoints the user configured.
+
+    Example::
+
+        @hookimpl
+        async def complete(request, context):
+            return await my_model.ask(f"{request.prompt}\n\n{request.text}", limit=request.max_chars)
     """
 
 

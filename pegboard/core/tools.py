@@ -45,7 +45,8 @@ class Subjects:
     The permission engine judges these with the rule grammars of the tool's family: paths
     read against ``Read(...)`` rules, paths written against ``Edit(...)`` rules (and the
     working directories), a command against ``Bash(...)`` rules, a URL against
-    ``WebFetch(domain:...)`` rules, a name against ``Tool(name)`` rules.
+    ``WebFetch(domain:...)`` rules (``urls``: several, each judged), a name against
+    ``Tool(name)`` rules.
     """
 
     paths_read: Sequence[str] = ()
@@ -53,8 +54,10 @@ class Subjects:
     command: str | None = None
     url: str | None = None
     name: str | None = None
+    urls: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "urls", tuple(self.urls))
         object.__setattr__(self, "paths_read", tuple(self.paths_read))
         object.__setattr__(self, "paths_written", tuple(self.paths_written))
 

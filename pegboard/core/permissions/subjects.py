@@ -51,8 +51,8 @@ def check_call(
             other.append(engine.check("Read", {"file_path": path}, None))
     if subjects.command is not None:
         own.append(engine.check(name, {**base, "command": subjects.command}, tool))
-    if subjects.url is not None:
-        own.append(engine.check(name, {**base, "url": subjects.url}, tool))
+    for url in (subjects.url, *subjects.urls) if subjects.url is not None else subjects.urls:
+        own.append(engine.check(name, {**base, "url": url}, tool))
     if not own:
         own.append(engine.check(name, base, tool))
     decisions = own + other
