@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from pegboard.core.permissions.continuations import join_continued_lines
+
 MAX_COMMAND_CHARS = 10_000
 _MAX_NESTED_SCRIPTS = 32
 
@@ -260,6 +262,7 @@ class _Builder:
     def command(self, node: Any, nested: bool) -> Segment:
         seg = Segment(words=[], nested=nested, text=self.text(node))
         prev_end = None
+        word_end = -1  # where the last word ended: a word starting there continues it
         for child in node.children:
             if prev_end is not None and b"\n" in self.src[prev_end:child.start_byte]:
                 # A newline between the words of one command: the shell would end the command
@@ -269,15 +272,22 @@ class _Builder:
             t = child.type
             if t == "variable_assignment":
                 seg.assignments.append(self.assignment(child))
-            elif t == "command_name":
-                inner = child.named_children[0] if child.named_child_count else child
-                seg.words.append(self.word(inner))
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 pass  # collected by the walk
             elif t == "comment" or not child.is_named:
                 continue
             else:
-                seg.words.append(self.word(child))
+                inner = child
+                if t == "command_name":
+                    inner = child.named_children[0] if child.named_child_count else child
+                if seg.words and child.start_byte == word_end:
+                    # The grammar splits 'a'\m into two words; the shell reads one ("am").
+                    w = seg.words[-1]
+                    self._fill(inner, w)
+                    w.raw += self.text(inner)
+                else:
+                    seg.words.append(self.word(inner))
+                word_end = child.end_byte
         return seg
 
     def assignment(self, node: Any) -> tuple[str, Word]:
@@ -401,10 +411,6 @@ def rough_segments(text: str) -> list[Segment]:
     return segments
 
 
-def strip_line_continuations(command: str) -> str:
-    return command.replace("\\\r\n", "").replace("\\\n", "")
-
-
 _SIMPLE_LINE = re.compile(r"[A-Za-z0-9_./:=@%+,*\- \t\n;&|]*")
 _SIMPLE_OP_CAPTURE = re.compile(r"(\s*(?:&&|\|\||\|&|[;&|\n])\s*)")
 _RESERVED = frozenset({
@@ -472,11 +478,13 @@ def _ascii_shape(text: str, src: bytes) -> bytes:
 
 def parse(command: str, depth: int = 0) -> ParsedScript:
     """Parse ``command``; never raises (problems are reported in the result)."""
-    text = strip_line_continuations(command)
-    fast = _fast_parse(text)
+    text, joined_problem = join_continued_lines(command)
+    fast = _fast_parse(text) if joined_problem is None else None
     if fast is not None:
         return fast
     result = ParsedScript()
+    if joined_problem is not None:
+        result.problems.append(joined_problem)
     try:
         src = text.encode("utf-8", "surrogatepass")
     except UnicodeError:
