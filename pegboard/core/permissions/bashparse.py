@@ -10,6 +10,7 @@ understand, is reported as ``unanalysable`` so the engine never approves it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from dataclasses import dataclass, field
@@ -100,6 +101,8 @@ class Segment:
     kind: str = "command"  # command | assignment | declaration | test | arithmetic
     nested: bool = False  # inside $(...), `...`, <(...) or a nested script
     text: str = ""
+    #: The command whose output this one reads (``a | b``: b's is a), when it is a simple command.
+    stdin_from: Segment | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -107,6 +110,7 @@ class ParsedScript:
     segments: list[Segment] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # why it cannot be fully analysed
+    read_write_redirects: int = 0  # '<>' redirects, which the grammar reports as errors
 
 
 def _b2s(b: bytes) -> str:
@@ -172,6 +176,8 @@ class _Builder:
         self.src = src
         self.result = result
         self.nested_depth = nested_depth
+        self.by_node: dict[int, Segment] = {}
+        self.pipes: list[list[int]] = []
 
     def text(self, node: Any) -> str:
         return _b2s(self.src[node.start_byte:node.end_byte])
@@ -253,6 +259,8 @@ class _Builder:
                 fd = self.text(child)
             elif not child.is_named:
                 op = self.text(child)
+            elif child.type == "ERROR" and op == "<" and self.text(child) == ">":
+                op = "<>"  # the grammar does not know the read-write redirect
             elif target is None:
                 target = self.word(child)
         if op in (">&", "<&") and target is not None and (target.value.isdigit() or target.value == "-"):
@@ -311,10 +319,17 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
     while stack:
         node, nested, parent = stack.pop()
         t = node.type
+        if t == "ERROR" and parent is not None and parent.type == "file_redirect" and b.text(node) == ">":
+            result.read_write_redirects += 1
+            continue
         if t == "ERROR" or node.is_missing:
             result.problems.append(f"cannot parse near {b.text(node)[:40]!r}")
         elif t == "command":
-            result.segments.append(b.command(node, nested))
+            seg = b.command(node, nested)
+            result.segments.append(seg)
+            b.by_node[node.id] = seg
+        elif t == "pipeline":
+            b.pipes.append([c.id for c in node.named_children])
         elif t == "variable_assignment" and parent is not None and parent.type not in (
             "command", "declaration_command",
         ):
@@ -351,6 +366,10 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
         for child in reversed(node.children):
             if child.is_named or child.type == "ERROR":
                 stack.append((child, child_nested, node))
+    for ids in b.pipes:
+        for before, after in itertools.pairwise(ids):
+            if before in b.by_node and after in b.by_node:
+                b.by_node[after].stdin_from = b.by_node[before]
 
 
 def _heredoc(b: _Builder, node: Any, result: ParsedScript, depth: int) -> None:
@@ -442,7 +461,9 @@ def _fast_parse(text: str) -> ParsedScript | None:
     if any(not c.strip() for c in chunks) or len(ops) != len(chunks) - 1:
         return None
     result = ParsedScript()
-    for chunk in chunks:
+    previous: Segment | None = None
+    for k, chunk in enumerate(chunks):
+        piped = k > 0 and ops[k - 1] == "|"
         words = chunk.split()
         assigns: list[tuple[str, Word]] = []
         while words and _ASSIGNMENT.match(words[0]):
@@ -454,10 +475,14 @@ def _fast_parse(text: str) -> ParsedScript | None:
             for name, value in assigns:
                 result.segments.append(Segment(words=[], assignments=[(name, value)], kind="assignment",
                                                text=f"{name}={value.raw}"))
+            previous = None
             continue
-        result.segments.append(Segment(
-            words=[Word(value=w, raw=w, glob="*" in w) for w in words], assignments=assigns, text=chunk.strip(),
-        ))
+        seg = Segment(words=[Word(value=w, raw=w, glob="*" in w) for w in words], assignments=assigns,
+                      text=chunk.strip())
+        if piped and previous is not None:
+            seg.stdin_from = previous
+        result.segments.append(seg)
+        previous = seg
     return result
 
 
@@ -496,9 +521,9 @@ def parse(command: str, depth: int = 0) -> ParsedScript:
         result.problems.append(f"parser failed: {type(exc).__name__}")
         return result
     root = tree.root_node
-    if root.has_error:
-        result.problems.append("the shell grammar cannot parse this command")
     _walk(src, root, result, depth)
+    if root.has_error and not result.read_write_redirects:
+        result.problems.append("the shell grammar cannot parse this command")
     if result.problems:
         result.segments.extend(rough_segments(text))
     return result

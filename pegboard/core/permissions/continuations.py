@@ -174,9 +174,7 @@ def join_continued_lines(text: str) -> tuple[str, str | None]:
             continue
         elif ch == "(" and top == "(":
             stack.append("(")
-        elif ch == ")" and top == "(":
-            stack.pop()
-        elif ch == "}" and top == "{":
+        elif (ch == ")" and top == "(") or (ch == "}" and top == "{"):
             stack.pop()
         elif ch == "<" and top != "{" and text.startswith("<<", i) and not text.startswith("<<<", i):
             j = i + 2

@@ -23,13 +23,13 @@ from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
 from pegboard.core.permissions import powershell as ps
 from pegboard.core.permissions import webfetch as wf
+from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import (
     PathContext,
     PathMatcher,
     absolute,
     collapse,
     compile_path_regex,
-    inside,
     is_protected,
     is_windows_path,
     literal_base,
@@ -124,7 +124,6 @@ class PermissionEngine:
         perms = merged.get("permissions") if isinstance(merged.get("permissions"), Mapping) else {}
         self.mode = self._pick_mode(mode, perms or {}, ordered)
         self.workdirs = self._workdirs(ordered, additional_dirs)
-        self.workdirs_resolved = [self._resolve(d) or d for d in self.workdirs]
         self.rules: dict[str, list[Rule]] = {lst: [] for lst in _LISTS}
         self._load_rules(ordered)
         self._views: dict[tuple[Any, ...], _View] = {}
@@ -134,6 +133,8 @@ class PermissionEngine:
         edit_view = self._view("Edit", "Edit", "edit", None)
         self._read_view, self._edit_view = read_view, edit_view
         self._deny_bases = self._bases(("deny", "ask"))
+        self.decisions = PathDecisions(cwd=self.cwd, home=self.home, windows=self.windows, workdirs=self.workdirs,
+                                       read=read_view.path, edit=edit_view.path, deny_bases=self._deny_bases)
 
     # -- setup -----------------------------------------------------------------------------
     def _pick_mode(self, mode: str | None, perms: Mapping[str, Any], ordered: Sequence[ConfigLayer]) -> str:
@@ -489,7 +490,7 @@ class PermissionEngine:
         """Whether Read deny rules cover ``path`` (for tools that filter search results)."""
         try:
             lexical = normalize(path, self.cwd, self.home, self.windows)
-            return self._path_rule(self._read_view, "deny", lexical) is not None
+            return self.decisions.is_read_denied(lexical)
         except Exception:
             return True
 
@@ -570,24 +571,6 @@ class PermissionEngine:
         return self._ask(None, out.unapproved or f"{name} needs permission and no rule allows it")
 
     # -- families --------------------------------------------------------------------------
-    def _path_rule(self, view: _View, lst: str, lexical: str, resolved: str | None = None) -> Rule | None:
-        paths = [lexical] if resolved is None or resolved == lexical else [lexical, resolved]
-        m = view.path[lst]
-        if lst == "allow":
-            hit = m.matches_all(paths)
-        else:
-            hit = m.first(paths)
-        return hit if isinstance(hit, Rule) else None
-
-    def _inside(self, lexical: str, resolved: str | None) -> bool:
-        if not any(inside(lexical, d) for d in self.workdirs):
-            return False
-        if resolved is None:
-            return True
-        return any(inside(resolved, d) for d in self.workdirs_resolved) or any(
-            inside(resolved, d) for d in self.workdirs
-        )
-
     def _input_paths(self, kind: str, name: str, data: Mapping[str, Any]) -> tuple[list[str], bool]:
         """Raw paths a path-family call touches; the bool says the list is complete."""
         raws: list[str] = []
@@ -640,7 +623,7 @@ class PermissionEngine:
             lexical = collapse(full)
             resolved = self._resolve(full)
             for lst in ("deny", "ask"):
-                r = self._path_rule(view, lst, lexical, resolved)
+                r = self.decisions.rule(view.path, lst, lexical, resolved)
                 if r is not None:
                     shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
                     verb = "denies" if lst == "deny" else "requires a prompt for"
@@ -648,12 +631,12 @@ class PermissionEngine:
                         out.deny = (r, f"{r.text} {verb} {name} on {shown}")
                     elif lst == "ask" and out.ask is None:
                         out.ask = (r, f"{r.text} {verb} {name} on {shown}")
-            a = self._path_rule(view, "allow", lexical, resolved)
+            a = self.decisions.rule(view.path, "allow", lexical, resolved)
             if a is None:
                 allow_ok = False
             elif all_allowed is None:
                 all_allowed = a
-            if not self._inside(lexical, resolved):
+            if not self.decisions.inside(lexical, resolved):
                 inside_all = False
             if kind == "edit" and protected is None and (
                 is_protected(lexical) or (resolved is not None and is_protected(resolved))
@@ -790,7 +773,7 @@ class PermissionEngine:
 
     def _ps_files(self, stmt: str, head: str, out: _Outcome) -> bool:
         """Read/Edit rules on a PowerShell statement's file arguments; False: a redirect needs approval."""
-        oracle = _Oracle(self)
+        oracle = self.decisions
         redirect_ok = True
         known = head in ps.FILE_READERS or head in ps.FILE_WRITERS
         for kind, value in ps.arguments(stmt):
@@ -825,7 +808,7 @@ class PermissionEngine:
             else:
                 out.unapproved = f"{name}: no command to check"
             return out
-        result = bashmod.analyse(command, _Oracle(self), view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
+        result = bashmod.analyse(command, self.decisions, view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
         if bashmod.has_control_characters(command):
             out.refuse = f"{name}: the command contains raw control characters, which are refused"
         if result.deny is not None:
@@ -859,51 +842,6 @@ class PermissionEngine:
                 out.is_edit = True
                 out.edit_reason = result.needs_edit_mode
         return out
-
-
-class _Oracle:
-    """What the Bash analysis asks the engine about files (Read/Edit rules, working dirs)."""
-
-    def __init__(self, engine: PermissionEngine) -> None:
-        self.e = engine
-        self.cwd = engine.cwd
-        self.home = engine.home
-        self.windows = engine.windows
-        self.workdirs = engine.workdirs
-
-    def _verdict(self, view: _View, path: str, write: bool) -> bashmod.FileVerdict:
-        e = self.e
-        lexical = collapse(path)
-        resolved = e._resolve(path)
-        v = bashmod.FileVerdict()
-        v.deny = e._path_rule(view, "deny", lexical, resolved)
-        v.ask = e._path_rule(view, "ask", lexical, resolved)
-        v.allow = e._path_rule(view, "allow", lexical, resolved)
-        v.inside = e._inside(lexical, resolved)
-        if write:
-            v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
-        return v
-
-    def read_verdict(self, path: str) -> bashmod.FileVerdict:
-        return self._verdict(self.e._read_view, path, False)
-
-    def write_verdict(self, path: str) -> bashmod.FileVerdict:
-        return self._verdict(self.e._edit_view, path, True)
-
-    def read_deny_only(self, path: str) -> bashmod.FileVerdict:
-        """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
-        e = self.e
-        lexical = collapse(path)
-        return bashmod.FileVerdict(deny=e._path_rule(e._read_view, "deny", lexical),
-                                   ask=e._path_rule(e._read_view, "ask", lexical), inside=False)
-
-    def deny_under(self, directory: str) -> Rule | None:
-        d = collapse(directory).lower()
-        for base, rule in self.e._deny_bases:
-            b = base.lower()
-            if inside(b, d) or inside(d, b):
-                return rule
-        return None
 
 
 def _glob_literal(pattern: str) -> str:
