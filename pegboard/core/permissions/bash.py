@@ -822,6 +822,7 @@ class _Analysis:
         """Quoted text Bash will evaluate as arithmetic: variables holding ``a[$(cmd)]``, ``(( 'a[$(cmd)]' ))``."""
         texts = [v for v in self.literals.values() if "$(" in v or "`" in v]
         texts += [seg.text for seg in parsed.segments if seg.kind in ("test", "arithmetic")]
+        texts += [w.raw for seg in parsed.segments for w in seg.words if "$((" in w.raw or "$[" in w.raw]
         for text in texts:
             bodies = substitutions(text)
             if bodies:
