@@ -229,13 +229,6 @@ class BashOutcome:
     allow_rule: Rule | None = None
     approvals: list[str] = field(default_factory=list)
 
-    def note(self, lst: str, rule: Rule, reason: str) -> None:
-        """Record a deny or ask rule hit; the first of each kind wins."""
-        if lst == "deny":
-            self.set_deny(rule, reason)
-        else:
-            self.set_ask(rule, reason)
-
     def set_deny(self, rule: Rule, reason: str) -> None:
         if self.deny is None:
             self.deny, self.deny_reason = rule, reason

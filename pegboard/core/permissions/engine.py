@@ -70,6 +70,15 @@ class _Outcome:
     edit_in_scope: bool = False
     edit_reason: str = ""
 
+    def note(self, lst: str, rule: Rule, reason: str) -> None:
+        """Record a rule hit: the first deny, the first ask and the first allow each win."""
+        if lst == "deny":
+            self.deny = self.deny or (rule, reason)
+        elif lst == "ask":
+            self.ask = self.ask or (rule, reason)
+        elif self.allow is None:
+            self.allow = (rule, reason)
+
 
 @dataclass
 class _View:
@@ -627,10 +636,7 @@ class PermissionEngine:
                 if r is not None:
                     shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
                     verb = "denies" if lst == "deny" else "requires a prompt for"
-                    if lst == "deny" and out.deny is None:
-                        out.deny = (r, f"{r.text} {verb} {name} on {shown}")
-                    elif lst == "ask" and out.ask is None:
-                        out.ask = (r, f"{r.text} {verb} {name} on {shown}")
+                    out.note(lst, r, f"{r.text} {verb} {name} on {shown}")
             a = self.decisions.rule(view.path, "allow", lexical, resolved)
             if a is None:
                 allow_ok = False
@@ -670,10 +676,7 @@ class PermissionEngine:
                 hit = next((h for h in hosts if rx.match(h)), None)
                 if hit is not None:
                     reason = f"{r.text} matches host {hit}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    else:
-                        out.ask = out.ask or (r, reason)
+                    out.note(lst, r, reason)
         if clean:
             for r, rx in view.names["allow"]:
                 if all(rx.match(h) for h in hosts):
@@ -702,12 +705,7 @@ class PermissionEngine:
                     lst != "allow" and any(rx.match(v) for v in views)
                 ):
                     reason = f"{name} {views[-1]!r} matches {r.text}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    elif lst == "ask":
-                        out.ask = out.ask or (r, reason)
-                    elif out.allow is None:
-                        out.allow = (r, reason)
+                    out.note(lst, r, reason)
         if not fam.requires_permission(name, tool):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} {views[-1]!r} needs permission"
@@ -724,12 +722,7 @@ class PermissionEngine:
                         hit = lst != "allow"  # a failing matcher never approves, always restricts
                     if hit:
                         reason = f"{name} matches {r.text}"
-                        if lst == "deny":
-                            out.deny = out.deny or (r, reason)
-                        elif lst == "ask":
-                            out.ask = out.ask or (r, reason)
-                        elif out.allow is None:
-                            out.allow = (r, reason)
+                        out.note(lst, r, reason)
         if not fam.requires_permission(name, tool) and not name.startswith("mcp__"):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} needs permission and no rule allows it"
@@ -752,10 +745,7 @@ class PermissionEngine:
                 r = view.cmd[lst].match(views)
                 if r is not None:
                     reason = f"'{canon}' matches {r.text}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    else:
-                        out.ask = out.ask or (r, reason)
+                    out.note(lst, r, reason)
             head = canon.split(" ", 1)[0].lower()
             redirect_ok = self._ps_files(stmt, head, out)
             r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
@@ -788,11 +778,11 @@ class PermissionEngine:
             if v.deny is not None:
                 reason = f"PowerShell {head} on {collapse(path)}: {v.deny.text} denies it"
                 if known or kind == "write":
-                    out.deny = out.deny or (v.deny, reason)
+                    out.note("deny", v.deny, reason)
                 elif out.hard_ask is None:
                     out.hard_ask = f"PowerShell {head} may touch {collapse(path)}, which {v.deny.text} denies"
             elif v.ask is not None:
-                out.ask = out.ask or (v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
+                out.note("ask", v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
             if write and v.protected and out.protected is None and (known or kind == "write"):
                 out.protected = f"PowerShell {head} writes the protected path {collapse(path)}"
             if kind == "write" and v.allow is None:
@@ -812,9 +802,9 @@ class PermissionEngine:
         if bashmod.has_control_characters(command):
             out.refuse = f"{name}: the command contains raw control characters, which are refused"
         if result.deny is not None:
-            out.deny = (result.deny, result.deny_reason)
+            out.note("deny", result.deny, result.deny_reason)
         if result.ask_rule is not None:
-            out.ask = (result.ask_rule, result.ask_reason)
+            out.note("ask", result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
         if result.unverifiable is not None:
             if out.hard_ask is None and (view.cmd["deny"].count or view.cmd["ask"].count or self._deny_bases):
