@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from pegboard.core.permissions import commands as C
 from pegboard.core.permissions import effects as E
-from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, parse
+from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, as_nested, parse
 from pegboard.core.permissions.evaluation import (
     EVALUATING_BUILTINS,
     callback_scripts,
@@ -641,9 +641,7 @@ class _Analysis:
             self.out.set_unverifiable("commands nested too deeply to analyse")
             return
         inner = parse(script, depth + 1)
-        for s in inner.segments:
-            s.nested = True
-        parsed.segments.extend(inner.segments)
+        parsed.segments.extend(as_nested(inner.segments))
         parsed.redirects.extend(inner.redirects)
         if inner.problems:
             self.out.set_unverifiable(f"cannot analyse the nested script: {inner.problems[0]}")

@@ -10,6 +10,7 @@ understand, is reported as ``unanalysable`` so the engine never approves it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import threading
@@ -399,9 +400,7 @@ def _nested_into(script: str, result: ParsedScript, depth: int) -> None:
         result.problems.append("too deeply nested")
         return
     inner = parse(script, depth + 1)
-    for seg in inner.segments:
-        seg.nested = True
-    result.segments.extend(inner.segments)
+    result.segments.extend(as_nested(inner.segments))
     result.redirects.extend(inner.redirects)
     result.problems.extend(inner.problems)
 
@@ -501,8 +500,32 @@ def _ascii_shape(text: str, src: bytes) -> bytes:
     return _NON_ASCII.sub(lambda m: "x" * len(m.group(0).encode("utf-8", "surrogatepass")), text).encode("ascii")
 
 
+def as_nested(segments: list[Segment]) -> list[Segment]:
+    """Copies of ``segments`` marked as nested (parse results are shared and never changed)."""
+    copies = {id(s): dataclasses.replace(s, nested=True) for s in segments}
+    for s in segments:
+        if s.stdin_from is not None and id(s.stdin_from) in copies:
+            copies[id(s)].stdin_from = copies[id(s.stdin_from)]
+    return list(copies.values())
+
+
 def parse(command: str, depth: int = 0) -> ParsedScript:
-    """Parse ``command``; never raises (problems are reported in the result)."""
+    """Parse ``command``; never raises (problems are reported in the result).
+
+    Results are cached by text: the lists are fresh for every caller, the segments and
+    words in them are shared and must not be changed.
+    """
+    cached = _parse_cached(command, depth)
+    return ParsedScript(segments=list(cached.segments), redirects=list(cached.redirects),
+                        problems=list(cached.problems), read_write_redirects=cached.read_write_redirects)
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(command: str, depth: int) -> ParsedScript:
+    return _parse(command, depth)
+
+
+def _parse(command: str, depth: int) -> ParsedScript:
     text, joined_problem = join_continued_lines(command)
     fast = _fast_parse(text) if joined_problem is None else None
     if fast is not None:
