@@ -109,6 +109,13 @@ def test_grammar_prefix_rule() -> None:
     ("taskset 0x3 rm -rf x", "deny"),
     ("chrt 5 rm x", "deny"),
     ("numactl --physcpubind=0 rm x", "deny"),
+    ("time -ao .env ls", "deny"),
+    ("time -a -o.env ls", "deny"),
+    ("timeout -sKILL 5 rm x", "deny"),
+    ("timeout -s 9 -k1 5 rm x", "deny"),
+    ("nice -n5 rm x", "deny"),
+    ("stdbuf -oL rm x", "deny"),
+    ("xargs -0n1 rm", "deny"),
     ("time ls", "allow"),
     ("time -p ls", "allow"),
 ])

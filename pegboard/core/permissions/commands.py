@@ -231,8 +231,18 @@ def skip_wrapper(args: Sequence[str], spec: WrapperSpec) -> WrapperArgs:
             elif takes and i + 1 < len(args):
                 note(name, i + 1, args[i + 1])
                 i += 1
-            elif not name.startswith("--") and len(name) > 2 and name[:2] in (spec.value_opts | spec.script_opts):
-                note(name[:2], i, a[2:])  # attached value: -n5, -oFILE
+            elif not name.startswith("--") and len(a) > 2:
+                # A cluster (-ao FILE) or an attached value (-n5, -oFILE): the first letter that
+                # takes a value takes the rest of the word, or the next word.
+                for k in range(1, len(a)):
+                    opt = "-" + a[k]
+                    if opt in spec.value_opts or opt in spec.script_opts:
+                        if k + 1 < len(a):
+                            note(opt, i, a[k + 1:])
+                        elif i + 1 < len(args):
+                            note(opt, i + 1, args[i + 1])
+                            i += 1
+                        break
             i += 1
             continue
         if "=" in a and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
