@@ -247,6 +247,9 @@ def test_env_with_a_command_is_still_a_wrapper() -> None:
     ("sha256sum -c sums", "ask"),
     ("echo .env | xargs cat", "ask"),
     ("cat list | xargs cat", "ask"),
+    ("xargs cat < list", "ask"),
+    ("git blame --contents .env x", "deny"),
+    ("git blame --contents=.env x", "deny"),
 ])
 def test_hidden_reads_are_checked(command: str, expect: str) -> None:
     e = engine(deny=["Read(.env)"], allow=["Bash(cat *)", "Bash(echo *)"])
@@ -303,6 +306,21 @@ def test_grep_R_follows_a_link_out_of_the_project(tmp_path: Path) -> None:
     assert bash(plain, "grep -r key src") == "allow"
 
 
+def test_names_listed_through_links_are_followed(tmp_path: Path) -> None:
+    project, secret = tmp_path / "proj", tmp_path / "secret"
+    _tree(project, ["src/a.py"])
+    _tree(secret, ["id_rsa"])
+    (project / "src" / "keys").symlink_to(secret)
+    e = engine(deny=[f"Read(/{secret}/**)"], cwd=project)
+    assert bash(e, "find src | xargs cat") == "allow"  # find without -L does not descend into the link
+    assert bash(e, "find -L src | xargs cat") == "ask"
+    assert bash(e, "grep -rl key src | xargs cat") == "allow"
+    assert bash(e, "grep -Rl key src | xargs cat") == "ask"
+    (project / "src" / "k").symlink_to(secret / "id_rsa")
+    assert bash(e, "find src | xargs cat") == "ask"  # cat opens the listed link to the file
+    assert bash(e, "grep -r key src") == "allow"  # grep -r skips links found while walking
+
+
 def test_a_line_that_writes_files_does_not_trust_the_tree_on_disk(tmp_path: Path) -> None:
     _tree(tmp_path, ["src/a.py"])
     e = engine(deny=["Read(./.env)"], cwd=tmp_path)
@@ -313,6 +331,8 @@ def test_a_line_that_writes_files_does_not_trust_the_tree_on_disk(tmp_path: Path
 # -- deny rather than ask, when the engine sees through the trick -------------------------
 
 @pytest.mark.parametrize("command", [
+    "rsync -e 'rm -rf x' a b",
+    "rsync --rsh='rm -rf x' a b",
     "a=rm; v=a; ${!v} -rf x",
     "taskset -c 0 rm -rf x",
     "ssh -o ProxyCommand='rm -rf x' host",

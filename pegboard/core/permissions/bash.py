@@ -60,7 +60,7 @@ for _key in C.RUNNERS:
 #: Command names that unwrapping must look into (everything else is taken as it is).
 _SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
                             *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs", "git", "mapfile",
-                            "readarray", "trap"})
+                            "readarray", "trap", "rsync"})
 
 
 def has_control_characters(command: str) -> bool:
@@ -386,6 +386,10 @@ def _git_config_commands(args: list[str]) -> list[str]:
 
 
 def _builtin_scripts(name: str, args: list[str]) -> list[str]:
+    """Shell text a command runs from its arguments: builtins' callbacks, ``rsync -e``."""
+    if name == "rsync":
+        return [a.split("=", 1)[1] for a in args if a.startswith("--rsh=")] + [
+            args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--rsh")]
     return callback_scripts(name, args)
 
 
@@ -393,8 +397,8 @@ def _builtin_scripts(name: str, args: list[str]) -> list[str]:
 _LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree"})
 
 
-def _listed_roots(producer: _Unwrapped) -> list[Word] | None:
-    """The directories whose files a producer of names prints; None when that is not known."""
+def _listed_roots(producer: _Unwrapped) -> tuple[list[Word], bool] | None:
+    """The directories whose files a producer of names prints, and whether it follows links there."""
     core = producer.core
     if not core or producer.xargs:
         return None
@@ -405,18 +409,24 @@ def _listed_roots(producer: _Unwrapped) -> list[Word] | None:
         eff = E.effects(name, vals)
         if eff is None:
             return None
-        return _refs(args, eff.reads) or [Word(value=".", raw=".")]
+        return (_refs(args, eff.reads) or [Word(value=".", raw=".")]), eff.follows_links
     if name == "git":
         call = E.git_call(vals)
-        if call.sub < len(vals) and vals[call.sub] in ("ls-files", "ls-tree", "grep") and not call.directories:
-            return [Word(value=".", raw=".")]
+        if call.sub < len(vals) and vals[call.sub] == "ls-files" and not call.directories:
+            return [Word(value=".", raw=".")], False
         return None
     if name in ("rg", "grep", "egrep", "fgrep"):
         eff = E.effects(name, vals)
-        if eff is not None and eff.trees and any(v in ("-l", "--files", "--files-with-matches", "-L")
-                                                 or (v.startswith("-") and not v.startswith("--") and "l" in v)
-                                                 for v in vals):
-            return _refs(args, eff.trees)
+        letters = "l" if name == "rg" else "lL"
+        lists = ("--files", "--files-with-matches", "--files-without-match")
+
+        def names_only(v: str) -> bool:
+            if v.startswith("--"):
+                return v in lists
+            return v.startswith("-") and any(c in v[1:] for c in letters)
+
+        if eff is not None and eff.trees and any(names_only(v) for v in vals):
+            return _refs(args, eff.trees), eff.follows_links
     return None
 
 
@@ -979,8 +989,12 @@ class _Analysis:
     def git_files(self, u: _Unwrapped, args: list[Word]) -> bool:
         """git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files."""
         call = E.git_call([w.value for w in args])
-        git_words: list[Word] = []
-        for w in args[call.sub + 1:]:
+        git_words: list[Word] = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
+        rest = args[call.sub + 1:]
+        for k, w in enumerate(rest[:-1]):
+            if w.value == "--contents":  # git blame --contents FILE
+                git_words.append(rest[k + 1])
+        for w in rest:
             v = w.value
             if v.startswith("-") or not v:
                 continue
@@ -1002,11 +1016,11 @@ class _Analysis:
     def xargs_names(self, u: _Unwrapped, name: str) -> bool:
         """``producer | xargs cmd``: cmd also gets the names the producer prints."""
         producer = self.units_by_seg.get(id(u.seg.stdin_from)) if u.seg.stdin_from is not None else None
-        roots = _listed_roots(producer) if producer is not None else None
-        if roots is None:
+        listed = _listed_roots(producer) if producer is not None else None
+        if listed is None:
             self.hidden_names(name, f"xargs {name} takes file names from its input")
             return False
-        return self.check_trees(u, name, roots, False)
+        return self.check_trees(u, name, listed[0], listed[1], link_files=True)
 
     def evaluation(self, core: list[Word], parsed: ParsedScript) -> str | None:
         """Words Bash evaluates as subscripts or arithmetic: their substitutions run (``test -v 'a[$(x)]'``)."""
@@ -1021,7 +1035,8 @@ class _Analysis:
                     self.nested(body, parsed, 1, dynamic=False)
         return found
 
-    def check_trees(self, u: _Unwrapped, name: str, words: list[Word], follow: bool) -> bool:
+    def check_trees(self, u: _Unwrapped, name: str, words: list[Word], follow: bool,
+                    link_files: bool = False) -> bool:
         """Whether a denied file can be reached from trees a command walks; return whether all stay inside."""
         all_inside = True
         for w in words:
@@ -1034,9 +1049,9 @@ class _Analysis:
             for p in paths:
                 base = _glob_base(collapse(p)) if w.glob else collapse(p)
                 lexical_hit = self.o.deny_under(base)
-                if lexical_hit is None and not follow:
+                if lexical_hit is None and not follow and not link_files:
                     continue
-                reach = self.o.reach(base, follow) if self.disk_trusted else None
+                reach = self.o.reach(base, follow, link_files) if self.disk_trusted else None
                 if reach is None or not reach.complete:
                     if lexical_hit is not None:
                         self.out.set_hard(f"{name} may read files under {base} that {lexical_hit.text} denies")

@@ -115,8 +115,12 @@ class PathDecisions:
     def _covered(self, lexical: str, resolved: str | None) -> Rule | None:
         return self.rule(self.read, "deny", lexical, resolved) or self.rule(self.read, "ask", lexical, resolved)
 
-    def reach(self, root: str, follow: bool) -> Reach:
-        """Walk ``root`` on disk: a reachable denied file, or one outside the working directories."""
+    def reach(self, root: str, follow: bool, link_files: bool = False) -> Reach:
+        """Walk ``root`` on disk: a reachable denied file, or one outside the working directories.
+
+        ``follow``: the walk descends through links. ``link_files``: links to files are read
+        (a command given the listed names opens them) but linked directories are not walked.
+        """
         if self.windows:
             return Reach(complete=False)
         lex_root = collapse(root)
@@ -148,7 +152,7 @@ class PathDecisions:
                 real = f"{real_dir}/{entry.name}" if real_dir else None
                 try:
                     link = entry.is_symlink()
-                    if link and not follow:
+                    if link and not follow and not (link_files and entry.is_file()):
                         continue  # a walk that does not follow links skips them
                     if link:
                         real = os.path.realpath(real or lex)
@@ -157,7 +161,7 @@ class PathDecisions:
                         out.deny = (rule, real or lex)
                     if real is not None and out.outside is None and not self.inside(lex, real):
                         out.outside = real
-                    if entry.is_dir(follow_symlinks=follow):
+                    if entry.is_dir(follow_symlinks=follow) and not (link and not follow):
                         stack.append((lex, real))
                 except OSError:
                     continue
