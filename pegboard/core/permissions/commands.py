@@ -1,9 +1,11 @@
 """Knowledge about shell commands: wrappers, the read-only set, file operands, known traps.
 
 Kept apart from the matching logic because it is data plus small validators: which
-wrappers are stripped before matching (and how many of their arguments go with them),
-which commands run without a prompt and under what conditions, which arguments of a
-command are files it reads or writes. Every validator answers "not read-only" when unsure.
+wrappers are stripped before matching (and how many of their arguments go with them, and
+which of their options write or read files), which commands run without a prompt and under
+what conditions. The per-family option grammars and file effects live in ``effects``; the
+generic operand rule here covers commands without a family. Every validator answers
+"not read-only" when unsure.
 """
 
 from __future__ import annotations
@@ -264,20 +266,6 @@ def skip_wrapper(args: Sequence[str], spec: WrapperSpec) -> WrapperArgs:
 Validator = Callable[[list[str]], bool]
 
 
-def _no_flags(*bad: str) -> Validator:
-    bad_set = frozenset(bad)
-
-    def check(args: list[str]) -> bool:
-        for a in args:
-            if a == "--":
-                break
-            if a.split("=", 1)[0] in bad_set:
-                return False
-        return True
-
-    return check
-
-
 def _always(_args: list[str]) -> bool:
     return True
 
@@ -295,12 +283,6 @@ def _by_effects(name: str) -> Validator:
             and e.names_from is None
 
     return check
-
-
-def git_subcommand(args: list[str]) -> tuple[int, bool]:
-    """Index of git's subcommand in ``args`` and whether a global option is dangerous."""
-    call = git_call(args)
-    return call.sub, call.danger is not None
 
 
 def git_is_read_only(args: list[str]) -> bool:
