@@ -353,3 +353,32 @@ def test_writes_through_redirects_and_options_deny(command: str) -> None:
 def test_read_write_redirect_parses() -> None:
     assert bash(PLAIN, "cat x 1<>out") == "ask"
     assert "cannot" not in _why(PLAIN, "cat x 1<>out")
+
+
+#: (wrapper, short option, long option, value, positional arguments before the command)
+WRAPPER_OPTIONS = [
+    ("timeout", "-s", "--signal", "KILL", "5"), ("timeout", "-k", "--kill-after", "1", "5"),
+    ("nice", "-n", "--adjustment", "5", ""), ("stdbuf", "-o", "--output", "L", ""),
+    ("sudo", "-u", "--user", "root", ""), ("xargs", "-n", "--max-args", "1", ""),
+    ("taskset", "-c", "--cpu-list", "0", ""), ("time", "-f", "--format", "%e", ""),
+    ("env", "-u", "--unset", "X", ""),
+]
+
+
+def _spellings(short: str, long: str, value: str) -> st.SearchStrategy[str]:
+    body = long[2:]
+    prefixes = st.integers(min_value=max(1, len(body) - 3), max_value=len(body)).map(lambda k: "--" + body[:k])
+    return st.one_of(
+        st.just(f"{short} {value}"), st.just(f"{short}{value}"),
+        prefixes.map(lambda p: f"{p}={value}"), prefixes.map(lambda p: f"{p} {value}"),
+    )
+
+
+@SETTINGS
+@given(st.sampled_from(WRAPPER_OPTIONS), st.data())
+def test_wrapper_option_spellings_never_hide_the_command(case: tuple[str, str, str, str, str],
+                                                         data: st.DataObject) -> None:
+    wrapper, short, long, value, positional = case
+    spelled = data.draw(_spellings(short, long, value))
+    command = " ".join(p for p in (wrapper, spelled, positional, "rm -rf build") if p)
+    assert bash(RM, command) == "deny", (command, _why(RM, command))
