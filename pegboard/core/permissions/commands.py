@@ -383,6 +383,10 @@ def is_recursive(name: str, args: list[str]) -> bool:
     return False
 
 
+#: Commands whose operands are not all plain files even without options.
+_NOT_PLAIN = PATTERN_FIRST | RECURSIVE_READERS | {"find"}
+
+
 def generic_effects(name: str, args: Sequence[str]) -> Effects:
     """Effects of a command without a family table: its operands are files it reads."""
     return _generic_effects(name, tuple(args))
@@ -391,6 +395,8 @@ def generic_effects(name: str, args: Sequence[str]) -> Effects:
 @lru_cache(maxsize=4096)
 def _generic_effects(name: str, argv: tuple[str, ...]) -> Effects:
     args = list(argv)
+    if name not in _NOT_PLAIN and not any(a[:1] == "-" for a in args):
+        return Effects(reads=list(enumerate(args)))  # operands only
     ops, _values = operands(name, args)
     refs: list[tuple[int, str]] = []
     used: set[int] = set()

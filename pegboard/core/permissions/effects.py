@@ -85,12 +85,14 @@ def _readers(g: Grammar, *, names_from: Iterable[str] = (), extra_reads: Iterabl
 
     def fn(args: list[str]) -> Effects:
         p = parse_args(g, args)
-        e = Effects(reads=_ops(p) + _vals(p, *more))
-        hit = _touches(p, lists)
+        e = Effects(reads=_ops(p) + _vals(p, *more) if more else _ops(p))
+        if not p.options:
+            return e
+        hit = _touches(p, lists) if lists else None
         if hit:
             e.names_from = f"{hit} names the files to read"
             e.reads += _vals(p, *lists)
-        hit = _touches(p, bad)
+        hit = _touches(p, bad) if bad else None
         if hit:
             e.side_effect = f"{hit} is not read-only"
         return e
