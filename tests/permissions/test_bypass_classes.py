@@ -326,6 +326,8 @@ def test_a_line_that_writes_files_does_not_trust_the_tree_on_disk(tmp_path: Path
     e = engine(deny=["Read(./.env)"], cwd=tmp_path)
     assert bash(e, "grep -r x src") == "allow"
     assert bash(e, "ln -s ../.env src/x; grep -r x src") == "ask"
+    assert bash(e, "git checkout other && grep -r x src") == "ask"
+    assert bash(e, "git status && grep -r x src") == "allow"
 
 
 # -- deny rather than ask, when the engine sees through the trick -------------------------

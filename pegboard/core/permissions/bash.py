@@ -316,6 +316,12 @@ def _dangerous(name: str, args: list[str]) -> str | None:
 _DANGER_CHECKED = frozenset({*E.FAMILIES, "git", "tar", "zip"})
 
 
+def _passive(core: list[Word]) -> bool:
+    """Whether a command leaves the file tree as it is (a read-only command by its validator)."""
+    validator = C.READ_ONLY.get(_name(core[0].value).lower())
+    return validator is not None and validator([w.value for w in core[1:]])
+
+
 def _refs(words: Sequence[Word], refs: Sequence[E.Ref]) -> list[Word]:
     """Words for (argument index, value) pairs; a value cut from a word keeps the word's flags."""
     out: list[Word] = []
@@ -816,7 +822,7 @@ class _Analysis:
         """Whether the tree on disk now is the tree the command will see: nothing in the line writes."""
         if self._disk_trusted is None:
             self._disk_trusted = not any(r.writes for r in self.parsed.redirects) and all(
-                _name(u.core[0].value).lower() in C.READ_ONLY for u in self._units if u.core)
+                _passive(u.core) for u in self._units if u.core)
         return self._disk_trusted
 
     def evaluated_text(self, parsed: ParsedScript) -> None:
