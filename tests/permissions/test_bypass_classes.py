@@ -101,6 +101,8 @@ def test_grammar_prefix_rule() -> None:
     ("time -o .env ls", "deny"),
     ("time --ou .env ls", "deny"),
     ("strace -o .env ls", "deny"),
+    ("script -q -c ls .env", "deny"),
+    ("script -c 'rm -rf x' log.txt", "deny"),
     ("xargs -a .env cat", "deny"),
     ("xargs --arg-file=.env cat", "deny"),
     ("timeout --sig KILL 5 rm x", "deny"),
