@@ -9,10 +9,15 @@
 Every distribution in this repository (the kernel, builtin_tools/*, plugins/*) is installed
 from the local tree with --no-deps; only third-party requirements come from the package
 index, so no name we own is ever resolved from an index.
+
+`start` and `test` skip both pip installs when nothing they depend on changed: a stamp in
+.venv records a hash of every pyproject.toml, requirements-dev.txt and the Python version,
+and the installs run again only when it differs (`setup` always installs).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -25,14 +30,15 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
+STAMP = VENV / ".pegboard-dev-stamp"
 OWN_NAME = re.compile(r"^pegboard([-_.].*)?$", re.IGNORECASE)
 
 
-def local_distributions() -> list[Path]:
+def local_distributions(root: Path = ROOT) -> list[Path]:
     """The kernel first, then every sibling distribution found under builtin_tools/ and plugins/."""
-    dists = [ROOT]
+    dists = [root]
     for area in ("builtin_tools", "plugins"):
-        dists += sorted(p.parent for p in (ROOT / area).glob("*/pyproject.toml"))
+        dists += sorted(p.parent for p in (root / area).glob("*/pyproject.toml"))
     return dists
 
 
@@ -55,23 +61,53 @@ def run(*cmd: str | Path) -> None:
     subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT)
 
 
-def setup() -> None:
+def say(text: str) -> None:
+    print(f"dev.py: {text}", flush=True)
+
+
+def install_stamp(root: Path = ROOT) -> str:
+    """A hash of everything the installs depend on: each pyproject.toml (and where it is),
+    requirements-dev.txt and the Python that runs them."""
+    digest = hashlib.sha256(sys.version.encode())
+    files = [d / "pyproject.toml" for d in local_distributions(root)] + [root / "requirements-dev.txt"]
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"(missing)")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def up_to_date(root: Path = ROOT) -> bool:
+    stamp = root / STAMP.relative_to(ROOT)
+    python = root / PY.relative_to(ROOT)
+    return python.exists() and stamp.is_file() and stamp.read_text().strip() == install_stamp(root)
+
+
+def write_stamp(value: str) -> None:
+    tmp = STAMP.with_name(STAMP.name + ".tmp")
+    tmp.write_text(value + "\n")
+    os.replace(tmp, STAMP)
+
+
+def setup(force: bool = True) -> None:
+    if not force and up_to_date():
+        say(".venv is up to date (no pyproject.toml or requirements file changed); skipping pip installs")
+        return
     if not PY.exists():
+        say("creating .venv")
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+    stamp = install_stamp()
     pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check", "-q"]
     dists = local_distributions()
-    run(
-        *pip,
-        "install",
-        "setuptools>=77",
-        "wheel",
-        *third_party_requirements(dists),
-        "-r",
-        ROOT / "requirements-dev.txt",
-    )
+    requirements = third_party_requirements(dists)
+    say(f"installing {len(requirements)} third-party requirements and requirements-dev.txt (this takes a while)")
+    run(*pip, "install", "setuptools>=77", "wheel", *requirements, "-r", ROOT / "requirements-dev.txt")
+    say(f"installing {len(dists)} local distributions in editable mode")
     editable: list[str | Path] = [x for d in dists for x in ("-e", d)]
     run(*pip, "install", "--no-deps", "--no-build-isolation", "--config-settings", "editable_mode=compat",
         *editable)
+    write_stamp(stamp)
+    say("done; the next start skips the installs until a pyproject.toml or requirements file changes")
 
 
 def main(argv: list[str]) -> int:
@@ -79,9 +115,10 @@ def main(argv: list[str]) -> int:
     if command not in {"setup", "start", "test"}:
         print(__doc__)
         return 2
-    setup()
+    setup(force=command == "setup")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     if command == "start":
+        say("running pegboard " + " ".join(argv[2:] or ["tools"]))
         return subprocess.call([BIN / "pegboard", *(argv[2:] or ["tools"])], cwd=ROOT, env=env)
     if command == "test":
         steps: list[list[str | Path]] = [

@@ -15,11 +15,39 @@ if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.markers import hookimpl, hookspec
+    from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.providers import ProviderPolicy
-    from pegboard.core.registration import GroupRegister, ProfileRegister, ProviderPolicyRegister, ToolRegister
+    from pegboard.core.registration import (
+        ConfigSectionRegister,
+        GroupRegister,
+        ProfileRegister,
+        ProviderPolicyRegister,
+        ToolRegister,
+    )
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
-    from pegboard.core.tools import Profile, Tool, ToolContext, ToolDefinitionError, tool
+    from pegboard.core.sections import ConfigSection
+    from pegboard.core.session import (
+        PermissionUpdate,
+        Selection,
+        Session,
+        SessionError,
+        SessionEvent,
+        SessionResults,
+        validate_session_id,
+    )
+    from pegboard.core.sqlitestore import SQLiteSessionStore
+    from pegboard.core.state import MapKey, SessionKey, SessionState, SlotMap, Stash, StashKey
+    from pegboard.core.store import (
+        MemorySessionStore,
+        SessionRecord,
+        SessionStore,
+        SessionStoreError,
+        StoredResult,
+    )
+    from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
+    from pegboard.core.urls import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
 
 __version__ = "0.1.0"
 
@@ -32,13 +60,41 @@ _EXPORTS = {
     "load_config": "pegboard.core.config",
     "HookDecision": "pegboard.core.decisions",
     "PermissionDecision": "pegboard.core.decisions",
+    "ExecBackend": "pegboard.core.execution",
+    "ExecError": "pegboard.core.execution",
+    "ExecProcess": "pegboard.core.execution",
     "hookimpl": "pegboard.core.markers",
     "hookspec": "pegboard.core.markers",
+    "InvalidPathError": "pegboard.core.pathnames",
+    "resolve_path": "pegboard.core.pathnames",
     "ProviderPolicy": "pegboard.core.providers",
     "GroupRegister": "pegboard.core.registration",
     "ProfileRegister": "pegboard.core.registration",
     "ProviderPolicyRegister": "pegboard.core.registration",
     "ToolRegister": "pegboard.core.registration",
+    "PermissionUpdate": "pegboard.core.session",
+    "Selection": "pegboard.core.session",
+    "Session": "pegboard.core.session",
+    "SessionError": "pegboard.core.session",
+    "SessionEvent": "pegboard.core.session",
+    "SessionResults": "pegboard.core.session",
+    "validate_session_id": "pegboard.core.session",
+    "MapKey": "pegboard.core.state",
+    "SessionKey": "pegboard.core.state",
+    "SessionState": "pegboard.core.state",
+    "SlotMap": "pegboard.core.state",
+    "Stash": "pegboard.core.state",
+    "StashKey": "pegboard.core.state",
+    "MemorySessionStore": "pegboard.core.store",
+    "SessionRecord": "pegboard.core.store",
+    "SessionStore": "pegboard.core.store",
+    "SessionStoreError": "pegboard.core.store",
+    "SQLiteSessionStore": "pegboard.core.sqlitestore",
+    "StoredResult": "pegboard.core.store",
+    "Subjects": "pegboard.core.tools",
+    "ToolPermissions": "pegboard.core.tools",
+    "ConfigSection": "pegboard.core.sections",
+    "ConfigSectionRegister": "pegboard.core.registration",
     "ImageBlock": "pegboard.core.results",
     "Reason": "pegboard.core.results",
     "TextBlock": "pegboard.core.results",
@@ -48,34 +104,70 @@ _EXPORTS = {
     "ToolContext": "pegboard.core.tools",
     "ToolDefinitionError": "pegboard.core.tools",
     "tool": "pegboard.core.tools",
+    "InvalidHostError": "pegboard.core.urls",
+    "InvalidUrlError": "pegboard.core.urls",
+    "ParsedUrl": "pegboard.core.urls",
+    "parse_url": "pegboard.core.urls",
 }
 
 __all__ = [
     "ConfigError",
     "ConfigLayer",
+    "ConfigSection",
+    "ConfigSectionRegister",
+    "ExecBackend",
+    "ExecError",
+    "ExecProcess",
     "GroupRegister",
     "HookDecision",
     "ImageBlock",
+    "InvalidHostError",
+    "InvalidPathError",
+    "InvalidUrlError",
+    "MapKey",
+    "MemorySessionStore",
+    "ParsedUrl",
     "Pegboard",
     "PegboardConfig",
     "PermissionDecision",
+    "PermissionUpdate",
     "Profile",
     "ProfileRegister",
     "ProviderPolicy",
     "ProviderPolicyRegister",
     "Reason",
+    "SQLiteSessionStore",
+    "Selection",
+    "Session",
+    "SessionError",
+    "SessionEvent",
+    "SessionKey",
+    "SessionRecord",
+    "SessionResults",
+    "SessionState",
+    "SessionStore",
+    "SessionStoreError",
+    "SlotMap",
+    "Stash",
+    "StashKey",
+    "StoredResult",
+    "Subjects",
     "TextBlock",
     "Tool",
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolPermissions",
     "ToolRegister",
     "ToolResult",
     "__version__",
     "hookimpl",
     "hookspec",
     "load_config",
+    "parse_url",
+    "resolve_path",
     "tool",
+    "validate_session_id",
 ]
 
 

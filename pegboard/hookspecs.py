@@ -22,23 +22,31 @@ if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.execution import ExecBackend
     from pegboard.core.registration import (
+        ConfigSectionRegister,
         GroupRegister,
         ProfileRegister,
         ProviderPolicyRegister,
         ToolRegister,
     )
     from pegboard.core.results import ToolResult
+    from pegboard.core.session import Session, SessionEvent
+    from pegboard.core.store import SessionStore
     from pegboard.core.tools import ToolContext
 
 __all__ = [
     "check_permission",
+    "exec_backend",
+    "on_event",
+    "pegboard_close",
     "pegboard_ready",
     "permission_request",
     "post_tool_use",
     "post_tool_use_failure",
     "pre_tool_use",
     "register_commands",
+    "register_config_sections",
     "register_groups",
     "register_profiles",
     "register_provider_policies",
@@ -46,6 +54,7 @@ __all__ = [
     "request_approval",
     "session_end",
     "session_start",
+    "session_store",
 ]
 
 
@@ -127,6 +136,31 @@ def register_provider_policies(register: ProviderPolicyRegister) -> None:
 
 
 @hookspec
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    """Declare the settings your plugin reads, so they are typed, validated and trust-classed.
+
+    Call ``register(ConfigSection(key, Model, description=..., widening={...}))``. ``key``
+    is the dotted place in the config (``tools.read``); ``Model`` a pydantic model of what
+    may stand there (a wrong type is an error naming the file and key, an unknown key a
+    warning). ``widening`` names every key that can widen what an agent may do (an allow
+    list, a private host, an endpoint that receives data, a switch that turns a check off),
+    with the reason: an untrusted project's value for such a key is ignored. Read the
+    merged, validated value with ``pegboard.settings(key)`` or ``ctx.settings(key)``.
+
+    Example::
+
+        class FetchSettings(BaseModel):
+            allowPrivateHosts: list[str] = []
+            maxChars: int = 50_000
+
+        @hookimpl
+        def register_config_sections(register):
+            register(ConfigSection("tools.web.fetch", FetchSettings,
+                                   widening={"allowPrivateHosts": "lets fetches reach private hosts"}))
+    """
+
+
+@hookspec
 def register_commands(cli: click.Group) -> None:
     """Add commands to the ``pegboard`` command line.
 
@@ -160,6 +194,77 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         def pegboard_ready(pegboard):
             watcher = Watcher(pegboard.config, pegboard.cwd)
             pegboard.add_tool_source(watcher.sync)
+    """
+
+
+@hookspec
+def pegboard_close(pegboard: Pegboard) -> None:
+    """A ``Pegboard`` is closing (``await pb.aclose()`` or ``async with Pegboard()``).
+
+    Every open session was closed first. Stop what ``pegboard_ready`` started (connections,
+    subprocesses) and drop what you kept in ``pegboard.stash``. May be async. The return
+    value is ignored; an implementation that raises is reported in ``pegboard.warnings``.
+
+    Example::
+
+        @hookimpl
+        async def pegboard_close(pegboard):
+            manager = pegboard.stash.pop(MANAGER, None)
+            if manager is not None:
+                await manager.stop()
+    """
+
+
+@hookspec(firstresult=True)
+def session_store(pegboard: Pegboard) -> SessionStore | None:
+    """Supply the store sessions live in (first answer wins); default: SQLite in the data dir.
+
+    Asked once, when a ``Pegboard`` first needs its store (never for listing tools). Return
+    an object that implements :class:`pegboard.SessionStore`; run
+    ``pegboard.testing.SessionStoreContract`` against it in your tests. Several
+    ``pegboard serve`` replicas share sessions through a store backed by a database server.
+
+    Example::
+
+        @hookimpl
+        def session_store(pegboard):
+            return PostgresSessionStore(pegboard.config.model_extra["postgres"]["dsn"])
+    """
+
+
+@hookspec
+def on_event(event: SessionEvent, session: Session) -> None:
+    """See every session event: ``call_started``, ``call_finished``, ``progress``, ``log``
+    and the kinds tools emit with ``ctx.emit`` (``task_output``, ``tasks_changed`` ...).
+
+    Called synchronously in the emitting thread: keep it quick (hand the event to a queue
+    for slow work). For logging, tracing and UIs. The return value is ignored; an
+    implementation that raises is ignored too, it never reaches the tool.
+
+    Example::
+
+        @hookimpl
+        def on_event(event, session):
+            log.info("%s %s %s", session.id, event.kind, event.data)
+    """
+
+
+@hookspec(firstresult=True)
+def exec_backend(context: ToolContext) -> ExecBackend | None:
+    """Supply the backend that starts a call's processes (first answer wins).
+
+    Asked by ``await ctx.exec_backend()`` each time a tool is about to start a process
+    (Bash, exec, Monitor, background tasks); ``context`` says for which call. Return an
+    object implementing :class:`pegboard.ExecBackend`, or ``None`` to leave the choice to
+    the next plugin and finally to the local backend of ``pegboard-toolkit``. A sandbox or
+    container backend usually wraps the local one and rewrites ``argv``.
+
+    Example::
+
+        @hookimpl
+        def exec_backend(context):
+            if context.config and context.config.data.get("sandbox", {}).get("enabled"):
+                return BubblewrapBackend(LocalBackend(), context)
     """
 
 

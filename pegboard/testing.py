@@ -27,7 +27,7 @@ from pegboard.core.app import Pegboard
 from pegboard.core.config import ConfigLayer
 from pegboard.core.tools import TOOL_NAME_PATTERN, Tool
 
-__all__ = ["ToolConformanceError", "check_tool", "isolated_pegboard", "pegboard_factory"]
+__all__ = ["SessionStoreContract", "ToolConformanceError", "check_tool", "isolated_pegboard", "pegboard_factory"]
 
 
 class ToolConformanceError(AssertionError):
@@ -39,11 +39,24 @@ def isolated_pegboard(
     config: Mapping[str, Any] | None = None,
     cwd: Path | str | None = None,
     env: Mapping[str, str] | None = None,
+    store: Any = None,
 ) -> Pegboard:
-    """A ``Pegboard`` with exactly ``plugins``: no entry points, no config files but ``config``."""
+    """A ``Pegboard`` with exactly ``plugins``: no entry points, no config files but ``config``.
+
+    Sessions live in memory (``MemorySessionStore``) unless ``store`` names another store.
+    """
+    from pegboard.core.store import MemorySessionStore
+
     root = Path(cwd) if cwd is not None else Path.cwd()
     layers = [ConfigLayer("project", dict(config or {}), path=None, root=root)]
-    return Pegboard(plugins=list(plugins), load_entrypoints=False, layers=layers, cwd=root, env=env or {})
+    return Pegboard(
+        plugins=list(plugins),
+        load_entrypoints=False,
+        layers=layers,
+        cwd=root,
+        env=env or {},
+        store=store if store is not None else MemorySessionStore(),
+    )
 
 
 def check_tool(tool: Tool, example: Mapping[str, Any] | None = None) -> None:
@@ -103,3 +116,94 @@ else:
             return isolated_pegboard(*plugins, config=config, cwd=kw.pop("cwd", tmp_path), **kw)
 
         return factory
+
+
+class SessionStoreContract:
+    """The behaviour every ``SessionStore`` must have; subclass it in your tests::
+
+        class TestMyStore(SessionStoreContract):
+            def make_store(self, tmp_path):
+                return MyStore(tmp_path / "db")
+
+    ``make_store(tmp_path)`` may be called twice with the same path: the second store must
+    see what the first committed (skip that test with ``shared_between_instances = False``).
+    """
+
+    shared_between_instances = True
+
+    def make_store(self, tmp_path: Path) -> Any:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def test_create_load_save_delete(self, tmp_path: Path) -> None:
+        from pegboard.core.store import SessionRecord
+
+        store = self.make_store(tmp_path)
+        made = store.create(SessionRecord(id="s1", owner="me", cwd="/w", mode="plan"))
+        assert made.created > 0 and store.load("s1") == made
+        assert store.create(SessionRecord(id="s1", owner="other")).owner == "me"
+        store.save(SessionRecord(id="s1", owner="me", cwd="/x", created=made.created))
+        loaded = store.load("s1")
+        assert loaded is not None and loaded.cwd == "/x" and loaded.updated >= made.updated
+        assert [r.id for r in store.sessions()] == ["s1"]
+        assert store.delete("s1") and store.load("s1") is None and not store.delete("s1")
+
+    def test_slots_and_entries(self, tmp_path: Path) -> None:
+        store = self.make_store(tmp_path)
+        assert store.get("s", "a") is None
+        store.put("s", "a", '{"x":1}')
+        store.put("s", "m", '"one"', "k1")
+        store.put("s", "m", '"two"', "k2")
+        assert store.get("s", "a") == '{"x":1}'
+        assert store.entries("s", "m") == {"k1": '"one"', "k2": '"two"'}
+        assert store.update("s", "m", lambda raw: (raw or "") + "!", "k1") == '"one"!'
+        store.put("s", "m", None, "k2")
+        assert store.entries("s", "m") == {"k1": '"one"!'}
+        assert sorted(store.slot_names("s")) == ["a", "m"]
+        store.clear_slot("s", "m")
+        assert store.entries("s", "m") == {} and store.get("t", "a") is None
+
+    def test_results_quota_drops_oldest(self, tmp_path: Path) -> None:
+        from pegboard.core.store import StoredResult
+
+        store = self.make_store(tmp_path)
+        for i in range(5):
+            store.put_result("s", StoredResult(ref=f"tr_{i}", tool="T", text="x" * 100), quota=350)
+        kept = [r.ref for r in store.results("s")]
+        assert kept == ["tr_2", "tr_3", "tr_4"]
+        got = store.get_result("s", "tr_4")
+        assert got is not None and got.text == "x" * 100 and got.tool == "T"
+        assert store.get_result("other", "tr_4") is None
+        found = store.find_result("tr_4")
+        assert found is not None and found[0] == "s"
+
+    def test_a_second_instance_sees_committed_state(self, tmp_path: Path) -> None:
+        if not self.shared_between_instances:
+            import pytest
+
+            pytest.skip("this store is not shared between instances")
+        from pegboard.core.store import SessionRecord
+
+        first = self.make_store(tmp_path)
+        first.create(SessionRecord(id="s2"))
+        first.put("s2", "slot", "1")
+        second = self.make_store(tmp_path)
+        assert second.load("s2") is not None and second.get("s2", "slot") == "1"
+
+    def test_update_is_atomic_across_threads(self, tmp_path: Path) -> None:
+        import threading
+
+        store = self.make_store(tmp_path)
+
+        def bump(raw: str | None) -> str:
+            return str(int(raw or "0") + 1)
+
+        def work() -> None:
+            for _ in range(50):
+                store.update("s", "n", bump)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert store.get("s", "n") == "200"

@@ -16,12 +16,16 @@ if os.environ.get("CI"):
 
 pytest_plugins = ["pegboard.testing"]
 
+#: fixture packages carry their own tests, run in their own directory by the tests that use them
+collect_ignore_glob = ["fixtures/*"]
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def shared_dir() -> Path:
-    """The ``shared`` directory beside the repository (CI lays a copy there)."""
-    for candidate in (REPO.parent / "shared", REPO / "shared"):
+    """The ``shared`` directory: ``PEGBOARD_SHARED_DIR``, or beside the repository (CI lays a copy there)."""
+    named = [Path(os.environ["PEGBOARD_SHARED_DIR"])] if os.environ.get("PEGBOARD_SHARED_DIR") else []
+    for candidate in (*named, REPO.parent / "shared", REPO / "shared"):
         if (candidate / "cases").is_dir():
             return candidate
     pytest.fail("cannot find ../shared/cases beside the repository; CI lays a copy of shared/ there")
@@ -38,5 +42,6 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     base = tmp_path_factory.mktemp("pegboard-home")
     monkeypatch.setenv("PEGBOARD_CONFIG_DIR", str(base / "user"))
     monkeypatch.setenv("PEGBOARD_MANAGED_CONFIG_DIR", str(base / "managed"))
+    monkeypatch.setenv("PEGBOARD_DATA_DIR", str(base / "data"))
     monkeypatch.delenv("PEGBOARD_DISABLE_PLUGINS", raising=False)
     monkeypatch.delenv("PEGBOARD_LOAD_PLUGINS", raising=False)

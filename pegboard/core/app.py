@@ -16,14 +16,19 @@ from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
 from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
-from pegboard.core.projection import ResultStore, secret_values
+from pegboard.core.projection import secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
+from pegboard.core.session import Session, SessionError, SessionEvent, new_session_id, validate_session_id
+from pegboard.core.state import Stash
+from pegboard.core.store import MemorySessionStore, SessionRecord, SessionStore
 from pegboard.core.tools import Tool, ToolContext, name_key
 
 if TYPE_CHECKING:
     from pegboard.core.permissions import PermissionEngine
     from pegboard.core.pipeline import Approver, CallPipeline
+
+DEFAULT_MEMORY_SESSION = "default"
 
 SESSION_EVENTS = ("session_start", "session_end")
 
@@ -47,16 +52,20 @@ class Pegboard:
         cwd: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         default_timeout: float = 600.0,
+        store: SessionStore | None = None,
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         if layers is None:
             layers = discover_layers(self.cwd.resolve(), [Path(p) for p in config_files], env=self.env)
+        from pegboard.core.sections import only_narrowing
+
+        layers, trust_notices = only_narrowing(layers)
         loaded = load_layers(layers)
         self.loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
-        self.warnings: list[str] = list(loaded.warnings)
+        self.warnings: list[str] = list(loaded.warnings) + trust_notices
         self.default_timeout = default_timeout
         self.pm = new_plugin_manager()
         self.registry = Registry()
@@ -68,13 +77,65 @@ class Pegboard:
             loader.load_entry_points()
         loader.load_objects(plugins)
         self.plugins: list[PluginInfo] = loader.infos
-        self.results = ResultStore()
+        self._settings: dict[str, Any] = {}
+        self._apply_config_sections()
+        failed = [p.name for p in loader.infos if p.status == "failed"]
+        self.warnings += [f"plugin {name} failed to load; see pegboard plugins" for name in failed]
         self.secrets = secret_values(self.env)
+        self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
-        self.deferred = DeferredTools()
+        self._store: SessionStore | None = store
+        self._memory_store = MemorySessionStore()
+        self._memory_sessions: dict[str, Session] = {}
+        self._open_sessions: dict[str, Session] = {}
+        self._closed = False
+        self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
         self._announce_ready()
+
+    def _apply_config_sections(self) -> None:
+        """Plugins' config sections: untrusted projects lose their widening keys, each section
+        is validated in every layer, and its keys stop counting as unknown."""
+        import re
+
+        from pegboard.core.config import ConfigError
+        from pegboard.core.sections import covered_by, only_narrowing, section_problems
+
+        sections = list(self.registry.config_sections.values())
+        if not sections:
+            return
+        narrowed, notices = only_narrowing(self.layers, sections)
+        if notices:
+            loaded = load_layers(narrowed)
+            self.loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self.warnings.extend(notices)
+        errors, section_warnings = section_problems(self.layers, sections)
+        if errors:
+            raise ConfigError("\n".join(dict.fromkeys(errors)))
+        unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
+        kept = []
+        for warning in self.warnings:
+            match = unknown.search(warning)
+            if match is None or not covered_by(match.group(1), sections):
+                kept.append(warning)
+        self.warnings = kept + section_warnings
+        self.loaded_config.warnings = [w for w in self.loaded_config.warnings if w in kept] + section_warnings
+
+    def settings(self, key: str) -> Any:
+        """The merged, validated value of the config section ``key`` (its model's defaults
+        when no file sets it); ``KeyError`` when no plugin registered that section."""
+        section = self.registry.config_sections.get(key)
+        if section is None:
+            known = ", ".join(sorted(self.registry.config_sections)) or "(none)"
+            raise KeyError(f"no plugin registered the config section {key!r}; registered: {known}")
+        if key not in self._settings:
+            from pegboard.core.config import merge_layers
+            from pegboard.core.sections import get_path
+
+            value = get_path(merge_layers(self.layers)[0], key)
+            self._settings[key] = section.model.model_validate(value if value is not None else {})
+        return self._settings[key]
 
     @cached_property
     def pipeline(self) -> CallPipeline:
@@ -195,14 +256,15 @@ class Pegboard:
             warnings=result.warnings,
             decisions=decisions,
             call_rules=result.call_rules,
+            errors=result.errors,
         )
 
     def enabled_tools(self, **selection: Any) -> list[Tool]:
         return [t for name in self.tools(**selection).enabled if (t := self.registry.find(name)) is not None]
 
     def visible_tools(self, session_id: str | None = None, **selection: Any) -> list[Tool]:
-        """The enabled tools whose full definitions go into the next request of ``session_id``:
-        deferred tools only once a search loaded them (``self.deferred``)."""
+        """The enabled tools whose full definitions go into the next request of the in-memory
+        session ``session_id``: deferred tools only once a search loaded them."""
         return self.deferred.visible(self.enabled_tools(**selection), session_id)
 
     def schema(
@@ -233,13 +295,23 @@ class Pegboard:
         mode: str | None = None,
         additional_dirs: Sequence[Path | str] = (),
         home: Path | str | None = None,
+        session_rules: Mapping[str, Sequence[str]] | None = None,
     ) -> PermissionEngine:
-        key = (str(cwd or self.cwd), mode, tuple(str(d) for d in additional_dirs), str(home) if home else None)
+        """The rule engine for one working directory and mode; ``session_rules`` are the rules
+        a session remembered from approvals, added to the configured ones."""
+        rules = tuple(sorted((k, tuple(v)) for k, v in (session_rules or {}).items() if v))
+        key = (str(cwd or self.cwd), mode, tuple(str(d) for d in additional_dirs), str(home) if home else None, rules)
         if key not in self._engines:
             from pegboard.core.permissions import PermissionEngine
 
+            layers = list(self.layers)
+            if rules:
+                root = Path(cwd) if cwd is not None else self.cwd
+                layers.append(ConfigLayer("code", {"permissions": {k: list(v) for k, v in rules}}, root=root))
+            if len(self._engines) >= 256:
+                self._engines.clear()
             self._engines[key] = PermissionEngine(
-                self.layers,
+                layers,
                 cwd=Path(cwd) if cwd is not None else self.cwd,
                 additional_dirs=[Path(d) for d in additional_dirs],
                 mode=mode,
@@ -256,11 +328,16 @@ class Pegboard:
         mode: str | None = None,
         additional_dirs: Sequence[Path | str] = (),
         home: Path | str | None = None,
+        session_rules: Mapping[str, Sequence[str]] | None = None,
     ) -> PermissionDecision:
         """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
-        engine = self.permission_engine(cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home)
+        engine = self.permission_engine(
+            cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
+        )
         registered = self.tool(tool)
-        decision = engine.check(registered.name if registered else tool, tool_input, registered)
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, registered.name if registered else tool, tool_input, registered)
         if registered is None or not self.hooks.has("check_permission"):
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
@@ -268,8 +345,15 @@ class Pegboard:
         return resolve_sync(self._combine_permission(decision, call, ctx, []))
 
     async def decide_permission(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
-        engine = self.permission_engine(cwd=ctx.cwd, mode=ctx.mode, additional_dirs=ctx.additional_dirs)
-        decision = engine.check(call.name, call.input, call.tool)
+        engine = self.permission_engine(
+            cwd=ctx.cwd,
+            mode=ctx.mode,
+            additional_dirs=ctx.additional_dirs,
+            session_rules=ctx.session.session_rules() if ctx.session is not None else None,
+        )
+        from pegboard.core.permissions.subjects import check_call
+
+        decision = check_call(engine, call.name, call.input, call.tool)
         if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
             return narrowed
         return await self._combine_permission(decision, call, ctx, errors)
@@ -340,8 +424,8 @@ class Pegboard:
             additional_dirs=tuple(Path(d).expanduser() for d in dirs),
             env=self.env,
             config=self.loaded_config,
-            results=self.results,
-            pegboard=self,
+            project_dir=self.cwd,
+            _pegboard=self,
             **fields,
         )
 
@@ -362,21 +446,74 @@ class Pegboard:
         tool_use_id: str | None = None,
         approver: Approver | None = None,
     ) -> ToolResult:
-        """Run one tool call through the whole pipeline. Never raises for anything a caller sends."""
+        """Run one call through the whole pipeline. Never raises for anything a caller sends.
+
+        The call runs in an in-memory session (``session_id``, or this instance's default
+        one) that is not persisted; use :meth:`session` for state that outlives the process.
+        """
         try:
-            policy = self.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+            session = self._memory_session(session_id)
+        except SessionError as exc:
+            return ToolResult.refusal("invalid_input", str(exc))
+        from pegboard.core.session import Selection
+
+        selection = Selection(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+        return await self._run_call(
+            session,
+            name,
+            tool_input,
+            selection=selection,
+            cwd=Path(cwd) if cwd is not None else self.cwd,
+            mode=mode,
+            additional_dirs=tuple(Path(d) for d in additional_dirs),
+            tool_use_id=tool_use_id,
+            approver=approver,
+        )
+
+    async def _call_in_session(
+        self, session: Session, name: str, tool_input: Any, *, tool_use_id: str | None = None
+    ) -> ToolResult:
+        return await self._run_call(
+            session,
+            name,
+            tool_input,
+            selection=session.selection,
+            cwd=session.cwd,
+            mode=session.mode,
+            additional_dirs=session.additional_dirs,
+            tool_use_id=tool_use_id,
+            approver=session.approver,
+        )
+
+    async def _run_call(
+        self,
+        session: Session,
+        name: str,
+        tool_input: Any,
+        *,
+        selection: Any,
+        cwd: Path,
+        mode: str | None,
+        additional_dirs: Sequence[Path],
+        tool_use_id: str | None,
+        approver: Approver | None,
+    ) -> ToolResult:
+        try:
+            policy = self.tools(**selection.as_kwargs())
             enabled = set(policy.enabled)
             ctx = self.context(
                 cwd=cwd,
                 mode=mode,
                 additional_dirs=additional_dirs,
-                agent=agent,
-                subagent=subagent,
-                provider=provider,
-                model=model,
-                session_id=session_id,
+                agent=selection.agent,
+                subagent=selection.subagent,
+                provider=selection.provider,
+                model=selection.model,
+                profile=selection.profile,
+                session_id=session.id,
                 tool_use_id=tool_use_id,
                 call_rules=policy.call_rules,
+                session=session,
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
@@ -387,6 +524,193 @@ class Pegboard:
         """:meth:`call` for synchronous code."""
         result: ToolResult = resolve_sync(self.call(name, tool_input, **options))
         return result
+
+    # -- sessions -------------------------------------------------------------------------------
+    def data_env(self) -> Mapping[str, str]:
+        """The environment that locates the data directory: this instance's, then the process's."""
+        from pegboard.core.store import DATA_DIR_ENV
+
+        if self.env.get(DATA_DIR_ENV) or self.env.get("HOME"):
+            return self.env
+        return {**os.environ, **self.env}
+
+    @property
+    def session_store(self) -> SessionStore:
+        """The store sessions live in: a ``session_store`` hook's, else SQLite in the data dir.
+
+        Opened on first use, so listing tools never touches it.
+        """
+        if self._store is None:
+            errors: list[HookError] = []
+            answers = [a for _p, a in self.hooks.all_sync("session_store", errors, pegboard=self) if a is not None]
+            self.warnings.extend(f"plugin {e.plugin}: session_store failed: {e.error}" for e in errors)
+            if answers:
+                self._store = answers[0]
+            else:
+                from pegboard.core.sqlitestore import SQLiteSessionStore
+                from pegboard.core.store import STORE_FILE, default_data_dir
+
+                sqlite = SQLiteSessionStore(default_data_dir(self.data_env()) / STORE_FILE)
+                self.warnings.extend(sqlite.notices)
+                self._store = sqlite
+        return self._store
+
+    def retention_seconds(self) -> float:
+        """How long an untouched session is kept (``sessions.retentionDays``, default 30 days)."""
+        return float(self.config.sessions.retention_days) * 86400.0
+
+    def prune_sessions(self, older_than: float | None = None, *, now: float | None = None) -> list[str]:
+        """Remove stored sessions untouched for ``older_than`` seconds (default: the retention)."""
+        import shutil
+        import time
+
+        from pegboard.core.store import default_data_dir
+
+        age = self.retention_seconds() if older_than is None else older_than
+        cutoff = (time.time() if now is None else now) - age
+        removed: list[str] = []
+        store = self.session_store
+        open_ids = {s.id for s in self._open_sessions.values()}
+        for record in store.sessions():
+            if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
+                removed.append(record.id)
+                directory = default_data_dir(self.data_env()) / "sessions" / record.id
+                shutil.rmtree(directory, ignore_errors=True)
+        return removed
+
+    def _prune_now_and_then(self, store: SessionStore) -> None:
+        """Prune expired sessions at most once a day, when a persisted session opens."""
+        import time
+
+        now = time.time()
+        last = store.get("", "pegboard-last-prune")
+        try:
+            due = last is None or now - float(last) > 86400.0
+        except ValueError:
+            due = True
+        if due:
+            store.put("", "pegboard-last-prune", repr(now))
+            self.prune_sessions()
+
+    def _memory_session(self, session_id: str | None = None) -> Session:
+        sid = validate_session_id(session_id) if session_id is not None else DEFAULT_MEMORY_SESSION
+        found = self._memory_sessions.get(sid)
+        if found is None:
+            record = self._memory_store.create(SessionRecord(id=sid, cwd=str(self.cwd)))
+            found = Session(self, record, self._memory_store, persisted=False)
+            self._memory_sessions[sid] = found
+        return found
+
+    def session(
+        self,
+        *,
+        agent: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        subagent: str | None = None,
+        cwd: Path | str | None = None,
+        mode: str | None = None,
+        additional_dirs: Sequence[Path | str] = (),
+        session_id: str | None = None,
+        approver: Approver | None = None,
+        owner: str | None = None,
+        persist: bool = True,
+    ) -> Session:
+        """Open a session (``async with pb.session(...) as s``): one conversation's calls.
+
+        ``session_id`` of a stored session resumes it (its cwd, mode, selection and every
+        persisted slot come back; arguments given here override the stored choices); an
+        unknown id creates a session with that id. ``owner`` names who may resume it
+        (``pegboard serve`` passes the MCP session or token); another owner gets a
+        ``SessionError``. ``persist=False`` keeps it in memory only.
+        """
+        if session_id is not None:
+            validate_session_id(session_id)
+        if mode is not None:
+            from pegboard.core.config import PERMISSION_MODES
+
+            if mode not in PERMISSION_MODES:
+                raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+        store = self.session_store if persist else self._memory_store
+        if persist:
+            self._prune_now_and_then(store)
+        sid = session_id or new_session_id()
+        existing = store.load(sid) if session_id is not None else None
+        if existing is not None and existing.owner is not None and existing.owner != owner:
+            raise SessionError(f"session {sid!r} belongs to another client; open a new session instead")
+        wanted: dict[str, Any] = {
+            "agent": agent,
+            "provider": provider,
+            "model": model,
+            "profile": profile,
+            "subagent": subagent,
+            "mode": mode,
+        }
+        if cwd is not None:
+            wanted["cwd"] = str(Path(cwd).resolve())
+        if additional_dirs:
+            wanted["additional_dirs"] = tuple(str(Path(d)) for d in additional_dirs)
+        if existing is None:
+            from dataclasses import replace as _replace
+
+            fresh = SessionRecord(id=sid, owner=owner, cwd=str(self.cwd.resolve()))
+            record = store.create(_replace(fresh, **{k: v for k, v in wanted.items() if v is not None}))
+        else:
+            from dataclasses import replace as _replace
+
+            changes = {k: v for k, v in wanted.items() if v is not None}
+            record = _replace(existing, **changes)
+            if changes:
+                store.save(record)
+        quota = int(self.config.sessions.result_quota_mib * 1024 * 1024)
+        session = Session(
+            self, record, store, persisted=persist, approver=approver, resumed=existing is not None, result_quota=quota
+        )
+        self._open_sessions[session.id + f"#{id(session)}"] = session
+        return session
+
+    def session_sync(self, **options: Any) -> Session:
+        """:meth:`session` for synchronous code: ``with pb.session_sync() as s: s.call_sync(...)``."""
+        return self.session(**options)
+
+    def _forget_session(self, session: Session) -> None:
+        self._open_sessions.pop(session.id + f"#{id(session)}", None)
+
+    def _on_event(self, event: SessionEvent, session: Session) -> None:
+        if not self.hooks.has("on_event"):
+            return
+        errors: list[HookError] = []
+        self.hooks.all_sync("on_event", errors, event=event, session=session)
+
+    async def aclose(self) -> None:
+        """Close every open session and let plugins clean up (``pegboard_close``)."""
+        if self._closed:
+            return
+        self._closed = True
+        for session in list(self._open_sessions.values()) + list(self._memory_sessions.values()):
+            await session.close()
+        errors: list[HookError] = []
+        await self.hooks.all("pegboard_close", errors, pegboard=self)
+        self.warnings.extend(f"plugin {e.plugin}: pegboard_close failed: {e.error}" for e in errors)
+        if self._store is not None:
+            self._store.close()
+
+    def close(self) -> None:
+        """:meth:`aclose` for synchronous code."""
+        resolve_sync(self.aclose())
+
+    async def __aenter__(self) -> Pegboard:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Pegboard:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- session events -----------------------------------------------------------------------
     async def fire(self, event: str, **kwargs: Any) -> list[HookDecision]:

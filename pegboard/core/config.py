@@ -9,6 +9,7 @@ file, the key path, what was expected and what was found.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tomllib
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -145,6 +146,13 @@ class McpServerConfig(_Section):
         return self
 
 
+class SessionsConfig(_Section):
+    """``sessions``: how long stored sessions are kept and how much of their results."""
+
+    retention_days: float = Field(default=30.0, gt=0)
+    result_quota_mib: float = Field(default=64.0, gt=0)
+
+
 class PegboardConfig(_Section):
     """The whole configuration, merged from every scope."""
 
@@ -158,6 +166,7 @@ class PegboardConfig(_Section):
     allow_managed_hooks_only: bool | None = None
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
 
 
 @dataclass(frozen=True)
@@ -257,7 +266,65 @@ def validate_layer(layer: ConfigLayer) -> tuple[PegboardConfig, list[str]]:
                 f" {json.dumps(err.get('input'), default=str)[:80]}"
             )
         raise ConfigError("\n".join(dict.fromkeys(problems))) from None
-    return model, [f"{where}: unknown key '{p}' (ignored)" for p in unknown_keys(model)]
+    return model, unknown_key_warnings(layer)
+
+
+def unknown_key_warnings(layer: ConfigLayer) -> list[str]:
+    """``unknown key 'tools.alow' (ignored); did you mean 'tools.allow'?`` for each key no field
+    declares. Read from the raw data, so a file with type errors still gets these warnings."""
+    where = str(layer.path) if layer.path else f"{layer.scope} config"
+    out = []
+    for path, suggestion in _raw_unknown_keys(PegboardConfig, layer.data, ""):
+        hint = f"; did you mean '{suggestion}'?" if suggestion else ""
+        out.append(f"{where}: unknown key '{path}' (ignored){hint}")
+    return out
+
+
+def _model_of(annotation: Any) -> tuple[str, type[BaseModel]] | None:
+    """``("one"|"map"|"list", Model)`` for a field holding a model, a mapping or a list of them."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "one", annotation
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (dict, Mapping) and len(args) == 2:
+        inner = _model_of(args[1])
+        return ("map", inner[1]) if inner and inner[0] == "one" else None
+    if origin is list and args:
+        inner = _model_of(args[0])
+        return ("list", inner[1]) if inner and inner[0] == "one" else None
+    for arg in args:  # X | None
+        if (inner := _model_of(arg)) is not None:
+            return inner
+    return None
+
+
+def _raw_unknown_keys(model: type[BaseModel], data: Any, prefix: str) -> list[tuple[str, str | None]]:
+    if not isinstance(data, Mapping):
+        return []
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        fields[name] = fields[info.alias or name] = info
+    spelled = sorted({info.alias or name for name, info in model.model_fields.items()})
+    found: list[tuple[str, str | None]] = []
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        declared = fields.get(str(key))
+        if declared is None:
+            close = difflib.get_close_matches(str(key), spelled, n=1, cutoff=0.7)
+            found.append((path, f"{prefix}{close[0]}" if close else None))
+            continue
+        holder = _model_of(declared.annotation)
+        if holder is None:
+            continue
+        kind, child = holder
+        if kind == "one":
+            found += _raw_unknown_keys(child, value, f"{path}.")
+        elif kind == "map" and isinstance(value, Mapping):
+            for k, item in value.items():
+                found += _raw_unknown_keys(child, item, f"{path}.{k}.")
+        elif kind == "list" and isinstance(value, list):
+            for i, item in enumerate(value):
+                found += _raw_unknown_keys(child, item, f"{path}[{i}].")
+    return found
 
 
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:

@@ -2,49 +2,64 @@
 
 A tool with ``deferred=True`` stays out of the definitions sent to the model while a tool
 that can load it (``loads_deferred=True``, such as ToolSearch) is in the same tool set.
-Once loaded for a session it is part of every later request of that session. Without a
-loader nothing is deferred: a deferred tool would otherwise be unreachable.
+Once loaded for a session it is part of every later request of that session (the loaded
+set is session state: ``Session.load_deferred``). Without a loader nothing is deferred: a
+deferred tool would otherwise be unreachable.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pegboard.core.tools import Tool
 
+if TYPE_CHECKING:
+    from pegboard.core.session import Session
+
 
 class DeferredTools:
-    """Which deferred tools each session has loaded."""
+    """Which deferred tools are visible, given a session's loaded set.
 
-    def __init__(self) -> None:
-        self._loaded: dict[str | None, set[str]] = {}
+    ``load`` / ``loaded`` with a ``session_id`` act on the ``Pegboard``'s in-memory session
+    of that id (the one ``Pegboard.call(session_id=...)`` uses); a ``Session`` object keeps
+    its own set. ``version`` changes whenever any loaded set grows.
+    """
+
+    def __init__(self, memory_session: Callable[[str | None], Session] | None = None) -> None:
+        self._memory_session = memory_session
         self._lock = threading.Lock()
         self.version = 0
 
-    def loaded(self, session_id: str | None = None) -> set[str]:
+    def bump(self) -> None:
         with self._lock:
-            return set(self._loaded.get(session_id, ()))
+            self.version += 1
+
+    def loaded(self, session_id: str | None = None) -> set[str]:
+        if self._memory_session is None:
+            return set()
+        return self._memory_session(session_id).loaded_deferred()
 
     def load(self, names: Iterable[str], session_id: str | None = None) -> None:
         """Make ``names`` part of ``session_id``'s tool set from the next request on."""
-        with self._lock:
-            bucket = self._loaded.setdefault(session_id, set())
-            before = len(bucket)
-            bucket.update(names)
-            if len(bucket) != before:
-                self.version += 1
+        if self._memory_session is not None:
+            self._memory_session(session_id).load_deferred(list(names))
 
-    def visible(self, tools: Sequence[Tool], session_id: str | None = None) -> list[Tool]:
+    def visible(
+        self, tools: Sequence[Tool], session_id: str | None = None, *, loaded: set[str] | None = None
+    ) -> list[Tool]:
         """The tools whose full definitions go into the next request."""
         if not any(t.loads_deferred for t in tools):
             return list(tools)
-        loaded = self.loaded(session_id)
-        return [t for t in tools if not t.deferred or t.name in loaded]
+        have = self.loaded(session_id) if loaded is None else loaded
+        return [t for t in tools if not t.deferred or t.name in have]
 
-    def pending(self, tools: Sequence[Tool], session_id: str | None = None) -> list[str]:
+    def pending(
+        self, tools: Sequence[Tool], session_id: str | None = None, *, loaded: set[str] | None = None
+    ) -> list[str]:
         """Deferred tools not loaded yet, offered to the model by name only."""
         if not any(t.loads_deferred for t in tools):
             return []
-        loaded = self.loaded(session_id)
-        return sorted((t.name for t in tools if t.deferred and t.name not in loaded), key=str.casefold)
+        have = self.loaded(session_id) if loaded is None else loaded
+        return sorted((t.name for t in tools if t.deferred and t.name not in have), key=str.casefold)

@@ -18,6 +18,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -27,12 +28,18 @@ from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_
 from pegboard.core.hookrunner import HookError
 from pegboard.core.projection import project
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
+from pegboard.core.session import PermissionUpdate
 from pegboard.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
 
-Approver = Callable[[ToolCall, PermissionDecision], "Awaitable[bool | None] | bool | None"]
+#: The host's answer to an "ask": ``True`` / ``False``, ``None`` (cannot ask), or a
+#: ``PermissionUpdate`` ("allow, and remember this rule for the session").
+Approver = Callable[
+    [ToolCall, PermissionDecision],
+    "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
+]
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -114,6 +121,31 @@ def dump_input(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(mode="json", exclude_unset=True)
 
 
+def absolutize_paths(tool: Tool, model: BaseModel, ctx: ToolContext) -> BaseModel:
+    """Make the tool's declared path fields absolute against the session's cwd, so hooks and
+    rules see the file the call means (``~``, ``~user``, relative names, ``..``)."""
+    if not tool.path_fields:
+        return model
+    from pegboard.core.pathnames import resolve_path
+
+    changes: dict[str, Any] = {}
+    for name in tool.path_fields:
+        value = getattr(model, name, None)
+        if isinstance(value, str) and value:
+            try:
+                resolved = str(resolve_path(value, ctx.cwd, home=ctx.env.get("HOME")))
+            except ValueError:
+                continue
+            if resolved != value:
+                changes[name] = resolved
+    if not changes:
+        return model
+    try:
+        return tool.input_model.model_validate({**dump_input(model), **changes})
+    except ValidationError:
+        return model
+
+
 class CallPipeline:
     """Runs calls for one ``Pegboard``; see the module docstring for the steps."""
 
@@ -131,9 +163,16 @@ class CallPipeline:
         disabled: Mapping[str, str] | None = None,
     ) -> ToolResult:
         state = CallState()
+        session = context.session
+        if session is not None:
+            session.current_run = context.tool_use_id or f"run-{id(state):x}"
+            session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
             tool = self.resolve(name, enabled, disabled or {})
+            context.tool = tool.name
+            context.requested_name = name
             model = validate_input(tool, raw_input)
+            model = absolutize_paths(tool, model, context)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
             state.original_input = dict(call.input)
             model = await self.pre_tool_use(call, model, context, state)
@@ -146,17 +185,27 @@ class CallPipeline:
             result = refused.result
         except Exception as exc:  # a kernel bug must still not crash the host
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
-        return self.finish(result, state)
+        result = self.finish(result, state)
+        if session is not None:
+            session.emit(
+                "call_finished",
+                {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
+                tool_use_id=context.tool_use_id,
+                tool=context.tool or name,
+            )
+        return result
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
         tool = self.pb.registry.find(name) if isinstance(name, str) else None
         if tool is None:
             known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
+            failed = [p.name for p in self.pb.plugins if p.status == "failed"]
+            also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""
             raise CallRefused(
                 ToolResult.refusal(
                     Reason.UNKNOWN_TOOL,
-                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}",
+                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}{also}",
                 )
             )
         if enabled is not None and tool.name not in enabled and (reason := tool.unavailable_reason()):
@@ -299,14 +348,18 @@ class CallPipeline:
             except Exception as exc:
                 state.hook_errors.append(HookError("approver", "host", f"{type(exc).__name__}: {exc}"))
                 answer = None
+        if isinstance(answer, PermissionUpdate):
+            if ctx.session is not None and answer.approve:
+                ctx.session.remember(answer)
+            answer = answer.approve
         if answer is True:
             return
         if answer is False:
-            raise CallRefused(
-                ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; the approver refused")
-            )
+            message = f"{ask_message(call, decision, ctx, approver)}; the approver refused"
+            raise CallRefused(ToolResult.refusal(Reason.NOT_APPROVED, message))
+        nobody = "no approver answered" if approver is not None else "no approver is available"
         raise CallRefused(
-            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision)}; no approver is available")
+            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision, ctx, approver)}; {nobody}")
         )
 
     async def before_rewrite(
@@ -384,19 +437,24 @@ class CallPipeline:
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
         reader = next(
             (
-                t.name
+                t
                 for t in self.pb.registry.tools.values()
                 if t.reads_results and (enabled is None or t.name in enabled)
             ),
             None,
         )
+        session = ctx.session
+        if session is None:
+            session = self.pb._memory_session(None)
         return project(
             result,
             tool=tool.name,
             limit=tool.max_result_chars,
-            store=self.pb.results,
+            store=session.results,
             secrets=self.pb.secrets,
-            reader=reader,
+            reader=reader.name if reader else None,
+            note=reader.result_note if reader else None,
+            redact_text=not tool.reads_results,
         )
 
     # helpers -------------------------------------------------------------------------------
@@ -445,16 +503,31 @@ def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
     return f"Permission to use {call.name} was denied{where}: {decision.reason}".rstrip(": ")
 
 
-def ask_message(call: ToolCall, decision: PermissionDecision) -> str:
+#: what the Python API tells a caller that passed no approver
+API_HOW_TO_APPROVE = "pass approver= to Pegboard.call, or let a request_approval hook answer"
+
+
+def ask_message(
+    call: ToolCall, decision: PermissionDecision, ctx: ToolContext | None = None, approver: Approver | None = None
+) -> str:
+    """Why the call waits for approval and how this caller can allow it.
+
+    An approver may carry ``how_to_approve`` (the CLI's says ``--yes`` or a terminal); the
+    suggested rule is the narrowest that would allow this very call (``Read(//etc/hosts)``).
+    """
     rule = (
         f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
     )
+    approve = getattr(approver, "how_to_approve", None) or API_HOW_TO_APPROVE
     if decision.hard:
-        how = "a person must approve it (--yes, a terminal, or the host's approver); no rule or hook can"
+        how = f"a person must approve it ({approve}); no rule or hook can"
     elif decision.rule is None:
-        how = f'add an allow rule such as "{call.tool.family}" to permissions.allow, pass --yes, or run in a TTY'
+        from pegboard.core.permissions.suggest import narrowest_rule
+
+        suggestion = narrowest_rule(call.tool, call.input, ctx.cwd if ctx is not None else Path.cwd())
+        how = f'add "{suggestion}" to permissions.allow, or approve it: {approve}'
     else:
-        how = "remove or narrow that ask rule, or approve the call interactively"
+        how = f"remove or narrow that ask rule, or approve it: {approve}"
     return f"{call.name} needs approval{rule} ({decision.reason}); to allow it, {how}"
 
 

@@ -22,7 +22,13 @@ from pegboard.core.registry import Registry
 from pegboard.core.selection import PluginSelection
 
 ENTRY_POINT_GROUP = "pegboard"
-REGISTRATION_HOOKS = ("register_tools", "register_groups", "register_profiles", "register_provider_policies")
+REGISTRATION_HOOKS = (
+    "register_config_sections",
+    "register_tools",
+    "register_groups",
+    "register_profiles",
+    "register_provider_policies",
+)
 
 Status = Literal["loaded", "failed", "blocked"]
 
@@ -155,6 +161,7 @@ class PluginLoader:
             ),
             "register_profiles": lambda profile: registry.add_profile(profile, owner),
             "register_provider_policies": lambda policy: registry.add_provider_policy(policy, owner),
+            "register_config_sections": lambda section: registry.add_config_section(section, owner),
         }
         for hook_name in REGISTRATION_HOOKS:
             caller = getattr(self.pm.hook, hook_name)

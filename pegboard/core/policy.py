@@ -55,6 +55,7 @@ __all__ = [
     "ToolDecision",
     "format_explain",
     "parse_tool_list",
+    "policy_problems",
     "provider_keys",
     "provider_policy_applies",
     "resolve_policy",
@@ -194,6 +195,8 @@ class PolicyResult:
     #: call-level rules a subagent's lists carry (``Bash(git *)``): ``{"allow": [...], "deny": [...]}``;
     #: the tool stays visible, the permission layer applies the rule to each call
     call_rules: dict[str, list[str]] = field(default_factory=dict)
+    #: settings that failed closed (an unknown profile): the CLI exits non-zero on any
+    errors: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -535,12 +538,19 @@ def provider_policy_applies(policy: ProviderPolicy, provider: str | None, model:
 
 
 class _Warnings:
+    """Warnings and errors of one resolution (an error is a setting that failed closed)."""
+
     def __init__(self) -> None:
         self.items: list[str] = []
+        self.errors: list[str] = []
 
     def add(self, text: str) -> None:
         if text not in self.items:
             self.items.append(text)
+
+    def error(self, text: str) -> None:
+        if text not in self.errors:
+            self.errors.append(text)
 
 
 def _entry_list(values: Iterable[str]) -> str:
@@ -603,7 +613,11 @@ class _Allowlist:
 def _profile_entries(
     index: _Index, name: str | None, label: str, warnings: _Warnings
 ) -> tuple[str | None, tuple[str, ...] | None]:
-    """The profile's display name and entries; ``None`` entries = no restriction."""
+    """The profile's display name and entries; ``None`` entries = no restriction.
+
+    An unknown profile fails closed: it is an error and its allowlist is empty, so a typo
+    never widens what an agent sees (only ``allow`` / ``alsoAllow`` entries still add tools).
+    """
     if name is None or not str(name).strip():
         return None, None
     wanted = str(name).strip()
@@ -611,19 +625,21 @@ def _profile_entries(
     if found is None:
         if wanted.casefold() == FULL_PROFILE:
             return FULL_PROFILE, None
-        close = difflib.get_close_matches(
-            wanted.casefold(), [k for k in index.profiles] + [FULL_PROFILE], n=1, cutoff=0.6
+        warnings.error(
+            f"{label}: unknown profile {wanted!r}{suggest_profile(index, wanted)} "
+            f"Valid profiles: {index.valid_profiles()}. No tool is enabled through it."
         )
-        hint = ""
-        if close:
-            display = index.profiles[close[0]][0] if close[0] in index.profiles else FULL_PROFILE
-            hint = f"; did you mean {display!r}?"
-        warnings.add(
-            f"{label}: unknown profile {wanted!r}{hint} Valid profiles: {index.valid_profiles()}. "
-            "No profile restriction applied."
-        )
-        return wanted, None
+        return wanted, ()
     return found
+
+
+def suggest_profile(index: _Index, wanted: str) -> str:
+    """``"; did you mean 'coding'?"`` for a near miss, else ``""``."""
+    close = difflib.get_close_matches(wanted.casefold(), [*index.profiles, FULL_PROFILE], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    display = index.profiles[close[0]][0] if close[0] in index.profiles else FULL_PROFILE
+    return f"; did you mean {display!r}?"
 
 
 def _build_allowlist(
@@ -650,14 +666,16 @@ def _build_allowlist(
     parts: list[_Part] = []
     if profile_entries is not None:
         profile_c = index.compile(profile_entries, "profile")  # a profile's own unknowns never warn
-        parts.append(_Part(profile_c, f"profile {display!r}", "profile"))
+        known = display is not None and display.casefold() in index.profiles
+        profile_text = f"profile {display!r}" if known else f"unknown profile {display!r}, which enables nothing"
+        parts.append(_Part(profile_c, profile_text, "profile"))
         for compiled, key, role in ((allow_c, f"{label}.allow", "allow"), (also_c, f"{label}.alsoAllow",
                                                                           "alsoAllow")):
             if compiled.unknown:
                 warnings.add(_unknown_warning(key, compiled.unknown))
             if not compiled.empty:
                 parts.append(_Part(compiled, key, role))
-        describe = f"profile {display!r}" + "".join(
+        describe = profile_text + "".join(
             f" + {p.label}" for p in parts[1:]
         )
         return _Allowlist(label, step_when_profile, True, parts, describe)
@@ -856,7 +874,7 @@ def resolve_policy(
         sub_steps.append(_SubagentStep(name, keep, drop))
 
     # 4. provider policies
-    removed = _provider_removals(index, provider, model)
+    removed = _provider_removals(index, provider, model, config)
 
     unavailable = catalog.unavailable()
     if sub_steps:
@@ -865,16 +883,55 @@ def resolve_policy(
         ]
     else:
         decisions = _decide_all(index, base, narrows, denies, removed, unavailable)
+    enabled = [d.name for d in decisions if d.enabled]
+    if decisions and not enabled:
+        warnings.add(_empty_warning(base, decisions))
     return PolicyResult(
-        enabled=[d.name for d in decisions if d.enabled],
+        enabled=enabled,
         disabled=[d for d in decisions if not d.enabled],
         warnings=list(warnings.items),
         decisions=decisions,
         call_rules={k: sorted(set(v)) for k, v in call_rules.items() if v},
+        errors=list(warnings.errors),
     )
 
 
-def _provider_removals(index: _Index, provider: str | None, model: str | None) -> dict[int, str]:
+def _empty_warning(base: _Allowlist, decisions: Sequence[ToolDecision]) -> str:
+    """Why nothing is enabled, in one line: the allowlist and the step that removed most."""
+    steps = sorted({d.step for d in decisions})
+    where = f" by {base.describe}" if base.restricting and base.describe else ""
+    profile = next((p for p in base.parts if p.role == "profile"), None) if base.restricting else None
+    if profile is not None and profile.compiled.entries and not profile.compiled.known:
+        where += f" (it allows {', '.join(profile.compiled.entries)}; no installed tool matches)"
+    return (
+        f"no tool is enabled{where}: all {len(decisions)} installed tools were removed "
+        f"(steps: {', '.join(steps)}); see pegboard tools --explain"
+    )
+
+
+def config_flag(config: Any, key: str) -> bool:
+    """Whether the dotted config ``key`` (camelCase as in config files) is ``true``; keys the
+    config model does not declare are read from the sections' extra keys."""
+    value: Any = config
+    for part in key.split("."):
+        if isinstance(value, Mapping):
+            value = value.get(part)
+            continue
+        extra = getattr(value, "model_extra", None) or {}
+        if part in extra:
+            value = extra[part]
+            continue
+        fields = getattr(type(value), "model_fields", {})
+        name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+        if name is None:
+            return False
+        value = getattr(value, name)
+    return value is True
+
+
+def _provider_removals(
+    index: _Index, provider: str | None, model: str | None, config: PegboardConfig | None = None
+) -> dict[int, str]:
     removed: dict[int, str] = {}
     if not provider:
         return removed
@@ -889,7 +946,10 @@ def _provider_removals(index: _Index, provider: str | None, model: str | None) -
                     )
         elif policy.exclusive:
             only = ", ".join(policy.providers)
-            for i in index.compile(policy.exclusive).hits():
+            lifted = {e for e, key in policy.exclusive_unless.items()
+                      if config is not None and config_flag(config, key)}
+            entries = [e for e in policy.exclusive if e not in lifted]
+            for i in index.compile(entries).hits() if entries else ():
                 removed.setdefault(i, f"only available on {only}, not on {where} (provider policy {policy.name!r})")
     return removed
 
@@ -1061,7 +1121,13 @@ def _decide(
 
 def validate_policy_config(catalog: PolicyCatalog, config: PegboardConfig) -> list[str]:
     """Every policy problem in ``config``, whatever agent/provider is selected: unknown
-    profiles, missing groups, entries that match no tool (for ``pegboard doctor`` and tests)."""
+    profiles, missing groups, entries that match no tool (for ``pegboard config validate`` and tests)."""
+    errors, warnings = policy_problems(catalog, config)
+    return [*errors, *warnings]
+
+
+def policy_problems(catalog: PolicyCatalog, config: PegboardConfig) -> tuple[list[str], list[str]]:
+    """:func:`validate_policy_config` split into errors (unknown profiles) and warnings."""
     index = catalog.index()
     warnings = _Warnings()
     blocks: list[tuple[ToolPolicyConfig, str]] = [(config.tools, "tools")]
@@ -1088,7 +1154,7 @@ def validate_policy_config(catalog: PolicyCatalog, config: PegboardConfig) -> li
         ):
             warnings.add(f"subagents.{name}.parent: {sub.parent!r} is neither an agent in agents.list nor a "
                          "subagent; it is treated as an agent id with the global tools")
-    return list(warnings.items)
+    return list(warnings.errors), list(warnings.items)
 
 
 def iter_groups(catalog: PolicyCatalog) -> Iterator[tuple[str, list[str]]]:

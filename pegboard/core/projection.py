@@ -2,92 +2,53 @@
 
 from __future__ import annotations
 
-import re
-import threading
-import uuid
-from collections import OrderedDict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Protocol
 
+from pegboard.core.redaction import REDACTED, redact, secret_values
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
 
-_CREDENTIAL_PATTERNS = [
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
-    re.compile(r"(?i)\b(authorization:\s*bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
-]
-_SECRET_ENV_NAME = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)")
-REDACTED = "[REDACTED]"
+__all__ = ["REDACTED", "ResultSink", "cut_note", "project", "redact", "secret_values"]
 
 
-def secret_values(env: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names say they are secrets (long enough to be real)."""
-    return sorted({v for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v) >= 12}, key=len, reverse=True)
+class ResultSink(Protocol):
+    """Where a cut result's whole text goes; ``Session.results`` is one."""
+
+    def put(self, tool: str, text: str) -> str: ...
 
 
-def redact(text: str, secrets: list[str] = ()) -> str:  # type: ignore[assignment]
-    """Replace known credential shapes and the given secret values with ``[REDACTED]``."""
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    for pattern in _CREDENTIAL_PATTERNS:
-        if pattern.groups:
-            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
-        else:
-            text = pattern.sub(REDACTED, text)
-    return text
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    ref: str
-    tool: str
-    text: str
-
-
-class ResultStore:
-    """Whole results that were cut, kept under a reference so they can be paged through."""
-
-    def __init__(self, max_entries: int = 64) -> None:
-        self._entries: OrderedDict[str, StoredResult] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
-
-    def put(self, tool: str, text: str) -> str:
-        ref = f"result-{uuid.uuid4().hex[:12]}"
-        with self._lock:
-            self._entries[ref] = StoredResult(ref, tool, text)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-        return ref
-
-    def get(self, ref: str) -> StoredResult | None:
-        with self._lock:
-            return self._entries.get(ref)
-
-    def read(self, ref: str, offset: int = 0, limit: int = 20_000) -> str | None:
-        """Characters ``offset`` to ``offset + limit`` of a stored result, or ``None``."""
-        entry = self.get(ref)
-        return None if entry is None else entry.text[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+def cut_note(ref: str, limit: int, total: int, reader: str | None = None) -> str:
+    """The note a cut result ends with when the reader supplies none: it names the reference."""
+    how = (
+        f"page through it with {reader}"
+        if reader
+        else "no tool to page through it is enabled, so narrow the request to see the rest"
+    )
+    return f"[Result cut to {limit:,} of {total:,} characters. The whole result is kept as {ref}: {how}]"
 
 
 def project(
-    result: ToolResult, *, tool: str, limit: int, store: ResultStore, secrets: list[str], reader: str | None = None
+    result: ToolResult,
+    *,
+    tool: str,
+    limit: int,
+    store: ResultSink,
+    secrets: list[str],
+    reader: str | None = None,
+    note: Callable[[str, int, int], str] | None = None,
+    redact_text: bool = True,
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
 
-    ``reader`` is the enabled tool that pages through stored results (``reads_results``);
-    without one the note tells the model to narrow its request instead.
+    ``reader`` is the enabled tool that pages through stored results (``reads_results``) and
+    ``note`` its ``result_note(ref, limit, total)``, which words the note (how to read on);
+    without a reader the note tells the model to narrow its request instead. ``redact_text``
+    is false only for the reader itself, whose pages come from records redacted when stored.
     """
     blocks: list[TextBlock | ImageBlock] = []
     changed = False
     for block in result.content:
-        if isinstance(block, TextBlock):
+        if isinstance(block, TextBlock) and redact_text:
             clean = redact(block.text, secrets)
             changed |= clean != block.text
             blocks.append(TextBlock(text=clean) if clean != block.text else block)
@@ -98,12 +59,13 @@ def project(
     if text_len > limit:
         whole = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
         ref = store.put(tool, whole)
-        how = (
-            f"read more with {reader}(ref={ref!r}, offset={limit})"
-            if reader
-            else "no tool to page through it is enabled, so narrow the request to see the rest"
-        )
-        note = f"\n\n[Result cut to {limit:,} of {len(whole):,} characters. The whole result is kept as {ref}: {how}]"
+        written: str | None = None
+        if note is not None and reader:
+            try:
+                written = note(ref, limit, len(whole))
+            except Exception:
+                written = None
+        text = written if written and ref in written else cut_note(ref, limit, len(whole), reader)
         kept: list[TextBlock | ImageBlock] = []
         budget = limit
         for block in blocks:
@@ -114,9 +76,9 @@ def project(
                 budget -= len(block.text)
             else:
                 kept.append(block)
-        kept.append(TextBlock(text=note))
+        kept.append(TextBlock(text="\n\n" + text))
         blocks = kept
-        metadata.update(truncated=True, full_result_ref=ref, full_length=len(whole))
+        metadata.update(truncated=True, full_result_ref=ref, details_ref=ref, full_length=len(whole))
         changed = True
     if not changed:
         return result

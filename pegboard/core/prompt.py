@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
+    from pegboard.core.session import Session
     from pegboard.core.tools import Tool
 
 __all__ = ["PromptEntry", "prompt_entries", "render_prompt", "render_prompt_text"]
@@ -37,9 +38,12 @@ def usage_text(tool: Tool) -> str:
     return inspect.cleandoc(text)
 
 
-def prompt_entries(pegboard: Pegboard, session_id: str | None = None, **selection: Any) -> list[PromptEntry]:
+def prompt_entries(
+    pegboard: Pegboard, session_id: str | None = None, *, session: Session | None = None, **selection: Any
+) -> list[PromptEntry]:
     """The visible tools for ``selection`` (agent, provider, model, profile, subagent), in policy order."""
-    return [PromptEntry(t.name, usage_text(t)) for t in pegboard.visible_tools(session_id, **selection)]
+    tools = session.visible_tools() if session is not None else pegboard.visible_tools(session_id, **selection)
+    return [PromptEntry(t.name, usage_text(t)) for t in tools]
 
 
 def render_prompt_text(entries: list[PromptEntry]) -> str:
@@ -52,11 +56,16 @@ def render_prompt_text(entries: list[PromptEntry]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render_prompt(pegboard: Pegboard, session_id: str | None = None, **selection: Any) -> str:
+def render_prompt(
+    pegboard: Pegboard, session_id: str | None = None, *, session: Session | None = None, **selection: Any
+) -> str:
     """The tool list for this agent's system prompt (``Pegboard.prompt(...)``); deferred tools
     that no search loaded yet are named in one closing line."""
-    text = render_prompt_text(prompt_entries(pegboard, session_id, **selection))
-    pending = pegboard.deferred.pending(pegboard.enabled_tools(**selection), session_id)
+    text = render_prompt_text(prompt_entries(pegboard, session_id, session=session, **selection))
+    if session is not None:
+        pending = session.pending_deferred()
+    else:
+        pending = pegboard.deferred.pending(pegboard.enabled_tools(**selection), session_id)
     if pending:
         text += f"\nDeferred tools (search for them to load their definitions): {', '.join(pending)}\n"
     return text

@@ -19,7 +19,9 @@ class ProviderPolicy:
     ``providers`` are the keys it applies to (``openai``, ``openai/gpt-5``; case-insensitive).
     ``remove`` maps a tool entry to the reason it is unavailable on those providers.
     ``exclusive`` lists tool entries that exist only on these providers and are removed
-    everywhere else. ``transform_schema`` rewrites the rendered definitions (a list of
+    everywhere else; ``exclusive_unless`` maps such an entry to a config key (dotted, as
+    written in config files, e.g. ``tools.exec.applyPatch.allModels``) that, when ``true``,
+    offers it on every provider after all. ``transform_schema`` rewrites the rendered definitions (a list of
     ``{"name", "description", "parameters"}`` dicts) into what the provider accepts.
     """
 
@@ -27,6 +29,7 @@ class ProviderPolicy:
     providers: Sequence[str]
     remove: Mapping[str, str] = field(default_factory=dict)
     exclusive: Sequence[str] = ()
+    exclusive_unless: Mapping[str, str] = field(default_factory=dict)
     transform_schema: SchemaTransform | None = None
     description: str = ""
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from pegboard.core.providers import ProviderPolicy
+from pegboard.core.sections import ConfigSection
 from pegboard.core.tools import Profile, Tool
 
 
@@ -23,3 +24,7 @@ class ProfileRegister(Protocol):
 
 class ProviderPolicyRegister(Protocol):
     def __call__(self, policy: ProviderPolicy, /) -> None: ...
+
+
+class ConfigSectionRegister(Protocol):
+    def __call__(self, section: ConfigSection, /) -> None: ...

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.core.providers import ProviderPolicy
+from pegboard.core.sections import ConfigSection
 from pegboard.core.tools import Profile, Tool, ToolDefinitionError, name_key, validate_tool_name
 
 
@@ -32,6 +33,7 @@ class Registry:
     profiles: dict[str, Profile] = field(default_factory=dict)
     profile_owner: dict[str, str] = field(default_factory=dict)
     provider_policies: list[ProviderPolicy] = field(default_factory=list)
+    config_sections: dict[str, ConfigSection] = field(default_factory=dict)
     _keys: dict[str, str] = field(default_factory=dict)
     _key_owner: dict[str, str] = field(default_factory=dict)
 
@@ -74,6 +76,7 @@ class Registry:
             del self.profiles[name]
             del self.profile_owner[name]
         self.provider_policies = [p for p in self.provider_policies if getattr(p, "_owner", None) != owner]
+        self.config_sections = {k: s for k, s in self.config_sections.items() if s.owner != owner}
         for name, group in list(self.groups.items()):
             group.members = [m for m in group.members if group.member_owners.get(m) != owner]
             group.member_owners = {m: o for m, o in group.member_owners.items() if o != owner}
@@ -101,6 +104,19 @@ class Registry:
             group.description = description
         if owner not in group.owners:
             group.owners.append(owner)
+
+    def add_config_section(self, section: ConfigSection, owner: str) -> None:
+        if not isinstance(section, ConfigSection):
+            raise ToolDefinitionError(f"register() takes a pegboard.ConfigSection, got {type(section).__name__}")
+        other = self.config_sections.get(section.key)
+        if other is not None:
+            raise RegistrationConflict(
+                f"config section {section.key!r} from plugin {owner!r} is also registered by plugin "
+                f"{other.owner!r}; disable one of them"
+            )
+        from dataclasses import replace
+
+        self.config_sections[section.key] = replace(section, owner=owner)
 
     def add_profile(self, profile: Profile, owner: str) -> None:
         if not isinstance(profile, Profile):

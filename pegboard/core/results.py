@@ -71,7 +71,17 @@ class ToolResult(BaseModel):
             "content": [b.model_dump() for b in self.content],
             "structured": self.structured,
             "reason": self.reason,
+            "metadata": _jsonable(self.metadata),
         }
+
+
+def _jsonable(value: Any) -> Any:
+    import json
+
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        return {"unserialisable": str(value)}
 
 
 def coerce_result(value: object) -> ToolResult:

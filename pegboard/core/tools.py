@@ -13,7 +13,9 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from pegboard.core.config import LoadedConfig
-    from pegboard.core.projection import ResultStore
+    from pegboard.core.execution import ExecBackend
+    from pegboard.core.session import Selection, Session
+    from pegboard.core.state import Stash
 
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_MAX_RESULT_CHARS = 100_000
@@ -36,14 +38,77 @@ def validate_tool_name(name: str, what: str = "tool name") -> None:
         )
 
 
+@dataclass(frozen=True)
+class Subjects:
+    """What one call touches, as its tool declares it (``Tool.permission_subjects``).
+
+    The permission engine judges these with the rule grammars of the tool's family: paths
+    read against ``Read(...)`` rules, paths written against ``Edit(...)`` rules (and the
+    working directories), a command against ``Bash(...)`` rules, a URL against
+    ``WebFetch(domain:...)`` rules, a name against ``Tool(name)`` rules.
+    """
+
+    paths_read: Sequence[str] = ()
+    paths_written: Sequence[str] = ()
+    command: str | None = None
+    url: str | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths_read", tuple(self.paths_read))
+        object.__setattr__(self, "paths_written", tuple(self.paths_written))
+
+
+class ToolPermissions:
+    """``ctx.permissions``: the rule engine's answers for filtering what a tool returns
+    (Grep and Glob never list a Read-denied file) and for checking other calls."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+
+    def _engine(self) -> Any:
+        pb = self._ctx._pegboard
+        if pb is None:
+            return None
+        session = self._ctx.session
+        return pb.permission_engine(
+            cwd=self._ctx.cwd,
+            mode=self._ctx.mode,
+            additional_dirs=self._ctx.additional_dirs,
+            session_rules=session.session_rules() if session is not None else None,
+        )
+
+    def may_read(self, path: str | Path) -> bool:
+        """``False`` when a ``Read(...)`` deny rule covers ``path`` (the answer Read itself would get)."""
+        engine = self._engine()
+        return engine is None or engine.check("Read", {"file_path": str(path)}, None).decision != "deny"
+
+    def may_write(self, path: str | Path) -> bool:
+        """``False`` when an ``Edit(...)`` deny rule covers ``path``."""
+        engine = self._engine()
+        return engine is None or engine.check("Edit", {"file_path": str(path)}, None).decision != "deny"
+
+    def check(self, tool: str, tool_input: Mapping[str, Any]) -> Any:
+        """The ``PermissionDecision`` a call of ``tool`` with ``tool_input`` would get here."""
+        pb = self._ctx._pegboard
+        if pb is None:
+            raise RuntimeError("ctx.permissions needs a context built by Pegboard")
+        session = self._ctx.session
+        if session is not None:
+            return session.check(tool, tool_input)
+        return pb.check(tool, tool_input, cwd=self._ctx.cwd, mode=self._ctx.mode,
+                        additional_dirs=self._ctx.additional_dirs)
+
+
 @dataclass
 class ToolContext:
-    """What a running tool may know about the call: where, for whom, under which config.
+    """What a running tool may know and use: where, for whom, under which config, and the
+    session's services (state slots, events, permissions, the visible tool set).
 
-    ``pegboard`` is the ``Pegboard`` running the call, for tools that look at the tool layer
-    itself (searching deferred tools, paging a cut result). ``call_rules`` are the
-    ``Tool(specifier)`` entries of a subagent's ``tools`` / ``disallowedTools`` lists, which
-    every call of that subagent must satisfy.
+    ``call_rules`` are the ``Tool(specifier)`` entries of a subagent's ``tools`` /
+    ``disallowedTools`` lists, which every call of that subagent must satisfy.
+    ``requested_name`` is the name the call used (an alias, another spelling), ``tool``
+    the registered name it resolved to.
     """
 
     cwd: Path = field(default_factory=Path.cwd)
@@ -53,18 +118,91 @@ class ToolContext:
     subagent: str | None = None
     provider: str | None = None
     model: str | None = None
+    profile: str | None = None
     mode: str = "default"
     additional_dirs: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     config: LoadedConfig | None = None
-    results: ResultStore | None = None
-    pegboard: Any = None
     call_rules: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    session: Session | None = None
+    tool: str | None = None
+    project_dir: Path | None = None
+    requested_name: str | None = None
+    _pegboard: Any = field(default=None, repr=False)
+
+    @property
+    def selection(self) -> Selection:
+        """Who is calling: agent, provider, model, profile, subagent."""
+        from pegboard.core.session import Selection
+
+        return Selection(
+            agent=self.agent, provider=self.provider, model=self.model, profile=self.profile, subagent=self.subagent
+        )
+
+    @property
+    def permissions(self) -> ToolPermissions:
+        return ToolPermissions(self)
+
+    @property
+    def stash(self) -> Stash:
+        """Per-``Pegboard`` storage for plugins (connections, managers), typed by ``StashKey``."""
+        if self._pegboard is None:
+            raise RuntimeError("ctx.stash needs a context built by Pegboard")
+        stash: Stash = self._pegboard.stash
+        return stash
+
+    def settings(self, key: str) -> Any:
+        """The validated settings of the config section ``key`` (see ``register_config_sections``)."""
+        if self._pegboard is None:
+            raise RuntimeError("ctx.settings needs a context built by Pegboard")
+        return self._pegboard.settings(key)
+
+    def emit(self, kind: str, data: Any = None) -> None:
+        """Report an event (``progress`` with ``{"done", "total", "message"}``, ``log``, or your own)."""
+        if self.session is not None:
+            self.session.emit(kind, data, tool_use_id=self.tool_use_id, tool=self.tool)
+
+    def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        self.emit("progress", {"done": done, "total": total, "message": message})
+
+    def enabled_tools(self) -> list[Tool]:
+        """Every tool enabled for this caller (deferred ones included), subagent narrowing applied."""
+        if self._pegboard is None:
+            return []
+        tools: list[Tool] = self._pegboard.enabled_tools(**self.selection.as_kwargs())
+        return tools
+
+    def visible_tools(self) -> list[Tool]:
+        """The tools whose definitions go into the caller's next request."""
+        enabled = self.enabled_tools()
+        if self.session is None or self._pegboard is None:
+            return enabled
+        visible: list[Tool] = self._pegboard.deferred.visible(enabled, loaded=self.session.loaded_deferred())
+        return visible
+
+    async def exec_backend(self, default: ExecBackend | None = None) -> ExecBackend:
+        """How this call starts processes: an ``exec_backend`` hook's answer, else ``default``
+        (tools pass ``pegboard_toolkit``'s local backend). The kernel starts nothing itself."""
+        pb = self._pegboard
+        if pb is not None and pb.hooks.has("exec_backend"):
+            errors: list[Any] = []
+            backend = await pb.hooks.first("exec_backend", errors, context=self)
+            if self.session is not None:
+                for e in errors:
+                    notice = f"plugin {e.plugin}: exec_backend failed: {e.error}"
+                    if notice not in self.session.notices:
+                        self.session.notices.append(notice)
+            if backend is not None:
+                return backend
+        if default is None:
+            raise RuntimeError("no exec_backend hook answered and no default backend was given")
+        return default
 
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
 SpecifierMatcher = Callable[[str, Mapping[str, Any]], bool]
 AvailabilityCheck = Callable[[], str | None]
+ResultNote = Callable[[str, int, int], str]
 
 
 @dataclass(eq=False)
@@ -78,7 +216,12 @@ class Tool:
     ``availability`` returns a reason when the tool cannot run here (missing binary or key).
     ``deferred`` tools are offered by name only until a tool with ``loads_deferred`` (a
     search) loads them for the session; see ``pegboard.core.deferred``. ``reads_results``
-    marks the tool that pages through results cut to their size limit.
+    marks the tool that pages through results cut to their size limit; its
+    ``result_note(ref, limit, total)`` writes the note a cut result ends with.
+    ``permission_subjects(input)`` returns the :class:`Subjects` a call touches (every path
+    read or written, a command, a URL, a name); the permission engine judges those.
+    ``path_fields`` name the input fields that hold paths: they are made absolute against
+    the session's cwd before ``pre_tool_use`` hooks run, so hooks see absolute paths.
     """
 
     name: str
@@ -102,12 +245,16 @@ class Tool:
     deferred: bool = False
     loads_deferred: bool = False
     reads_results: bool = False
+    result_note: ResultNote | None = None
     title: str | None = None
+    permission_subjects: Callable[[Any], Subjects] | None = None
+    path_fields: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
         self.groups = tuple(self.groups)
         self.aliases = tuple(self.aliases)
+        self.path_fields = tuple(self.path_fields)
         for alias in self.aliases:
             validate_tool_name(alias, f"alias of {self.name}")
         if not isinstance(self.description, str) or not self.description.strip():

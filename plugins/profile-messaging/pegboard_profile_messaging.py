@@ -1,4 +1,5 @@
-"""The ``messaging`` tool profile: seed 004's list (messaging tools and session messaging).
+"""The ``messaging`` tool profile: seed 004's list (messaging tools and session messaging), plus
+``tool_result_read`` so that results cut to their limit can be read on.
 
 Entries are group and tool names as the seeds give them; names compare without case,
 ``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
@@ -12,7 +13,14 @@ from pegboard import Profile, ProfileRegister, hookimpl
 
 PROFILE = Profile(
     "messaging",
-    allow=["group:messaging", "sessions_list", "sessions_history", "sessions_send", "session_status"],
+    allow=[
+        "group:messaging",
+        "sessions_list",
+        "sessions_history",
+        "sessions_send",
+        "session_status",
+        "tool_result_read",
+    ],
     description="Messaging plus listing, reading and messaging sessions: for chat agents.",
 )
 

@@ -14,9 +14,29 @@ from typing import Any
 
 from pegboard import ProviderPolicy, ProviderPolicyRegister, hookimpl
 
-__all__ = ["POLICY", "PROVIDERS", "object_root", "transform"]
+__all__ = ["POLICY", "PROVIDERS", "object_root", "removed_on_cloud", "transform"]
 
 PROVIDERS = ("anthropic", "fuxi")
+
+
+def removed_on_cloud(platform: str) -> dict[str, str]:
+    """The tools that need Anthropic-hosted services, with why each cannot work on ``platform``
+    (Amazon Bedrock, Google Cloud's Agent Platform, Microsoft Foundry): one table for every
+    cloud provider plugin."""
+    return {
+        "PushNotification": f"push delivery runs through Anthropic-hosted infrastructure, which {platform} cannot "
+        "reach",
+        "RemoteTrigger": "routines live on fuxi.ai and need a Pro, Max, Team or Enterprise plan, "
+        f"which {platform} cannot reach",
+        "ScheduleWakeup": f"self-paced /loop is not available on {platform}; a /loop prompt without an interval "
+        "runs on a fixed schedule instead",
+        "SendUserFile": f"file delivery runs through Anthropic-hosted infrastructure, which {platform} cannot reach",
+        "Monitor": f"the Monitor tool is not available on {platform}",
+        "Artifact": "artifacts are published to fuxi.ai and need a Pro, Max, Team or Enterprise plan with /login, "
+        f"which {platform} does not provide",
+        "ShareOnboardingGuide": "sharing uploads to fuxi.ai and needs a Pro, Max, Team or Enterprise plan, "
+        f"which {platform} does not provide",
+    }
 
 
 def object_root(schema: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """OpenAI provider policy: ApplyPatch only on OpenAI models, and strict function schemas.
 
 - ``ApplyPatch`` (``apply_patch``) exists only for OpenAI models (seed 004): the policy
-  declares it ``exclusive``, so the tool policy removes it for every other provider.
+  declares it ``exclusive``, so the tool policy removes it for every other provider, unless
+  ``tools.exec.applyPatch.allModels`` is true.
 - Schemas: OpenAI's strict function calling constrains the model's arguments to the
   schema, but accepts only a subset of JSON Schema. :func:`to_strict_schema` rewrites one
   schema into that subset, or returns ``None`` when it cannot (a free-form object, an
@@ -200,6 +201,7 @@ POLICY = ProviderPolicy(
     "openai",
     providers=PROVIDERS,
     exclusive=["ApplyPatch"],
+    exclusive_unless={"ApplyPatch": "tools.exec.applyPatch.allModels"},
     transform_schema=transform,
     description="ApplyPatch only on OpenAI models; strict function schemas when every schema qualifies.",
 )

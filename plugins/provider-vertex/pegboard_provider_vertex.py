@@ -9,25 +9,14 @@ dialect, so no transform is needed.
 from __future__ import annotations
 
 from pegboard import ProviderPolicy, ProviderPolicyRegister, hookimpl
+from pegboard_provider_anthropic import removed_on_cloud
 
 __all__ = ["POLICY", "PROVIDERS", "REMOVED", "WEB_SEARCH_POLICY"]
 
 PROVIDERS = ("vertex", "vertex-ai", "google-vertex", "anthropic-vertex")
 PLATFORM = "Google Cloud's Agent Platform"
 
-REMOVED: dict[str, str] = {
-    "PushNotification": f"push delivery runs through Anthropic-hosted infrastructure, which {PLATFORM} cannot reach",
-    "RemoteTrigger": "routines live on fuxi.ai and need a Pro, Max, Team or Enterprise plan, "
-    f"which {PLATFORM} cannot reach",
-    "ScheduleWakeup": f"self-paced /loop is not available on {PLATFORM}; a /loop prompt without an interval "
-    "runs on a fixed schedule instead",
-    "SendUserFile": f"file delivery runs through Anthropic-hosted infrastructure, which {PLATFORM} cannot reach",
-    "Monitor": f"the Monitor tool is not available on {PLATFORM}",
-    "Artifact": "artifacts are published to fuxi.ai and need a Pro, Max, Team or Enterprise plan with /login, "
-    f"which {PLATFORM} does not provide",
-    "ShareOnboardingGuide": "sharing uploads to fuxi.ai and needs a Pro, Max, Team or Enterprise plan, "
-    f"which {PLATFORM} does not provide",
-}
+REMOVED: dict[str, str] = removed_on_cloud(PLATFORM)
 
 POLICY = ProviderPolicy(
     "vertex",

@@ -127,23 +127,24 @@ async def tool_search(input: ToolSearchInput, ctx: ToolContext) -> ToolResult:
     """Search the deferred tools (offered by name only) by keyword, regex or exact name, and load
     the ones found: their full definitions are returned now and they can be called from the next
     request on."""
-    pegboard = ctx.pegboard
-    if pegboard is None:
-        return ToolResult.refusal("unavailable", "ToolSearch needs the running Pegboard (ctx.pegboard)")
-    enabled = pegboard.enabled_tools(agent=ctx.agent, provider=ctx.provider, model=ctx.model)
+    session = ctx.session
+    if session is None:
+        return ToolResult.refusal("unavailable", "ToolSearch needs a session (run it through Pegboard)")
+    enabled = ctx.enabled_tools()
     deferred = [t for t in enabled if t.deferred]
     try:
         found = search(deferred, input.query, input.max_results)
     except re.error as exc:
         return ToolResult.refusal("invalid_input", f"Invalid regular expression in {input.query!r}: {exc}")
     if not found:
-        names = deferred_names(pegboard, enabled, ctx.session_id)
+        loaded = session.loaded_deferred()
+        names = sorted((t.name for t in deferred if t.name not in loaded), key=str.casefold)
         listed = ", ".join(names[:50]) or "(none)"
         return ToolResult.from_text(
             f"No deferred tool matches {input.query!r}. Deferred tools: {listed}",
             structured={"matches": [], "definitions": []},
         )
-    load(pegboard, (t.name for t in found), ctx.session_id)
+    session.load_deferred([t.name for t in found])
     definitions = [_definition(t) for t in found]
     text = "\n".join(
         [f"Loaded {len(found)} tool(s); they are available from the next request on:"]

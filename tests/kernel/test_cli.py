@@ -75,12 +75,12 @@ def test_call_read_json_shape(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("alpha\nbeta\n")
     data = run_json("call", "Read", "--input", json.dumps({"file_path": str(target)}), "--json", cwd=tmp_path)
-    assert data == {
-        "is_error": False,
-        "content": [{"type": "text", "text": "     1\talpha\n     2\tbeta"}],
-        "structured": None,
-        "reason": None,
-    }
+    structured = data.pop("structured")
+    assert set(data) == {"is_error", "content", "reason", "metadata", "session"}
+    assert data["is_error"] is False and data["reason"] is None and data["session"] is None
+    assert data["content"] == [{"type": "text", "text": "     1\talpha\n     2\tbeta"}]
+    assert data["metadata"]["permission"]["decision"] == "allow"
+    assert structured["content"] == "alpha\nbeta" and structured["total_lines"] == 2
 
 
 @pytest.mark.parametrize(
@@ -234,6 +234,7 @@ def test_third_party_plugin_appears_and_broken_one_is_reported(third_party_site:
     blocked = run("call", "Shout", "--input", '{"text": "a secret"}', "--json", env=env, cwd=tmp_path)
     assert blocked.returncode == 1 and json.loads(blocked.stdout)["reason"] == "hook_blocked"
     assert run("shout", "hey", env=env).stdout == "HEY!\n"
+    assert run("whisper", "HEY", env=env).stdout == "hey...\n"
     human = run("plugins", env=env)
     assert "failed" in human.stdout and "Traceback" not in human.stderr
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,46 +12,15 @@ from mcp import Client
 
 from pegboard import Pegboard
 
-from .conftest import PEGBOARD, serve_env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from .conftest import RawHttpSession, http_serving
 
 
 @pytest.fixture
 def http_server(serve_args: list[str], workdir: Path) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [PEGBOARD, *serve_args, "--http", f"127.0.0.1:{port}"],
-        cwd=workdir,
-        env=serve_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "server exited") from None
-            time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        assert proc.stdout is not None
-        assert proc.stdout.read() == b""  # nothing but the protocol, and that goes over HTTP
+    with http_serving(serve_args, workdir) as server:
+        yield server.url
+    assert server.proc.stdout is not None
+    assert server.proc.stdout.read() == b""  # nothing but the protocol, and that goes over HTTP
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -102,3 +68,20 @@ async def test_client_plugin_over_http(http_server, workdir, monkeypatch):
         manager = manager_for(pb)
         if manager is not None:
             manager.close()
+
+
+def test_http_start_up_is_logged_once_at_info(serve_args, workdir):
+    with http_serving([*serve_args, "--log-level", "INFO"], workdir, host="127.0.0.2") as server:
+        RawHttpSession(server.url).close()
+    assert server.proc.stderr is not None
+    lines = server.proc.stderr.read().decode().splitlines()
+    started = [line for line in lines if "streamable HTTP on" in line]
+    assert started == [f"pegboard serve: INFO pegboard.mcp.serve: streamable HTTP on {server.url}"]
+    assert not any(line.count("pegboard serve:") > 1 for line in lines)
+
+
+def test_http_default_log_level_is_quiet(serve_args, workdir):
+    with http_serving(serve_args, workdir, host="127.0.0.2") as server:
+        RawHttpSession(server.url).close()
+    assert server.proc.stderr is not None
+    assert server.proc.stderr.read().decode() == ""

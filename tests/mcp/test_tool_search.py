@@ -124,3 +124,25 @@ async def test_serve_hides_deferred_mcp_tools_until_searched(workdir):
         after = {t.name for t in (await client.list_tools()).tools}
         assert "mcp__sdk__add" in after
     assert changed, "the server should announce the changed tool list"
+
+
+async def test_a_subagents_search_never_returns_tools_its_disallowed_list_removed(tmp_path):
+    config = {"subagents": {"triage": {"disallowedTools": ["mcp__github__*"]}}}
+    pb = pegboard_with(tmp_path, config)
+    async with pb.session(subagent="triage") as session:
+        result = await session.call("ToolSearch", {"query": "github issue"})
+        assert not result.is_error
+        assert result.structured is not None and result.structured["matches"] == []
+        assert "mcp__github" not in result.text
+        found = await session.call("ToolSearch", {"query": "weather"})
+        assert found.structured is not None and found.structured["matches"] == ["WeatherLookup"]
+    plain = await pb.call("ToolSearch", {"query": "github issue"}, subagent="triage")
+    assert plain.structured is not None and plain.structured["matches"] == []
+
+
+async def test_a_tool_loaded_in_one_session_is_absent_from_another(tmp_path):
+    pb = pegboard_with(tmp_path)
+    async with pb.session() as one, pb.session() as two:
+        await one.call("ToolSearch", {"query": "select:WeatherLookup"})
+        assert "WeatherLookup" in {d["name"] for d in one.schema("anthropic")}
+        assert "WeatherLookup" not in {d["name"] for d in two.schema("anthropic")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ HOME = Path("/home/u")
 
 
 def shared_cases_dir() -> Path:
-    """``shared/cases`` as a sibling of the repository root (CI lays a copy of shared/ there)."""
-    for candidate in (REPO.parent / "shared" / "cases", REPO / "shared" / "cases"):
+    """``shared/cases`` in ``PEGBOARD_SHARED_DIR`` or beside the repository root (CI lays a copy there)."""
+    named = [Path(os.environ["PEGBOARD_SHARED_DIR"]) / "cases"] if os.environ.get("PEGBOARD_SHARED_DIR") else []
+    for candidate in (*named, REPO.parent / "shared" / "cases", REPO / "shared" / "cases"):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"cannot find shared/cases beside {REPO}")

@@ -72,7 +72,8 @@ def test_distribution_metadata(directory: str) -> None:
     assert project["project"]["name"] == f"pegboard-{directory}"
     assert project["project"]["version"] == "0.1.0"
     assert project["project"]["requires-python"] == ">=3.11"
-    assert project["project"]["dependencies"] == ["pegboard"]
+    deps = project["project"]["dependencies"]
+    assert deps[0] == "pegboard" and all(d.startswith("pegboard-provider-") for d in deps[1:])
     assert project["project"]["entry-points"]["pegboard"] == {directory: module}
     assert project["tool"]["setuptools"]["py-modules"] == [module]
     assert project["build-system"]["build-backend"] == "setuptools.build_meta"
@@ -94,8 +95,15 @@ def test_profiles_are_the_seed_lists() -> None:
     profiles = {name: p.allow for name, p in pb.registry.profiles.items()}
     assert profiles == {
         "minimal": ("session_status",),
-        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image"),
-        "messaging": ("group:messaging", "sessions_list", "sessions_history", "sessions_send", "session_status"),
+        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image", "tool_result_read"),
+        "messaging": (
+            "group:messaging",
+            "sessions_list",
+            "sessions_history",
+            "sessions_send",
+            "session_status",
+            "tool_result_read",
+        ),
         "full": None,
     }
     assert all(p.description for p in pb.registry.profiles.values())

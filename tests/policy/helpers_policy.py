@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -18,8 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _shared() -> Path:
-    """``shared/`` beside the repository (CI lays a copy there), or inside it."""
-    for candidate in (REPO_ROOT.parent / "shared", REPO_ROOT / "shared"):
+    """``shared/`` named by ``PEGBOARD_SHARED_DIR``, beside the repository (CI lays a copy there), or inside it."""
+    named = [Path(os.environ["PEGBOARD_SHARED_DIR"])] if os.environ.get("PEGBOARD_SHARED_DIR") else []
+    for candidate in (*named, REPO_ROOT.parent / "shared", REPO_ROOT / "shared"):
         if (candidate / "cases").is_dir():
             return candidate
     return REPO_ROOT.parent / "shared"

@@ -88,15 +88,18 @@ def test_cli_groups_profiles_prompt_json(tmp_path: Path) -> None:
     assert profiles["full"]["allow"] is None
     config = write_config(tmp_path, {"tools": {"deny": ["*"]}})
     out = json.loads(run_cli("prompt", "--json", "--config", config).output)
-    assert out == {"prompt": f"## Tools\n\n{EMPTY}\n", "tools": [], "warnings": []}
+    assert out["prompt"] == f"## Tools\n\n{EMPTY}\n" and out["tools"] == []
+    (warning,) = out["warnings"]
+    assert "no tool is enabled" in warning and "deny" in warning
     tools = json.loads(run_cli("tools", "--json", "--config", config).output)
     assert tools["enabled"] == []
 
 
 def test_cli_prompt_text_matches_tools(tmp_path: Path) -> None:
-    config = write_config(tmp_path, {"tools": {"profile": "nope"}})
-    result = CliRunner().invoke(cli, ["prompt", "--config", config], catch_exceptions=False)
-    assert result.exit_code == 0
+    config = write_config(tmp_path, {"tools": {"deny": ["tool_result_read"]}})
+    result = run_cli("prompt", "--config", config)
     enabled = json.loads(run_cli("tools", "--json", "--config", config).output)["enabled"]
     assert [line[4:] for line in result.output.splitlines() if line.startswith("### ")] == enabled
-    assert "unknown profile 'nope'" in result.output  # warnings go to stderr (mixed in by CliRunner)
+    typo = write_config(tmp_path, {"tools": {"profile": "nope"}})
+    refused = CliRunner().invoke(cli, ["prompt", "--config", typo], catch_exceptions=False)
+    assert refused.exit_code == 1 and "unknown profile 'nope'" in refused.output  # stderr, mixed in by CliRunner

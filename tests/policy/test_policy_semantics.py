@@ -68,13 +68,20 @@ def test_full_is_known_even_when_no_plugin_registers_it() -> None:
     assert set(result.enabled) == set(TOOLS) and result.warnings == []
 
 
-def test_unknown_profile_warns_with_valid_names_and_restricts_nothing() -> None:
+def test_unknown_profile_is_an_error_with_valid_names_and_enables_nothing() -> None:
     result = run({"tools": {"profile": "codnig"}})
-    assert set(result.enabled) == set(TOOLS)
-    (warning,) = result.warnings
-    assert "tools.profile" in warning and "'codnig'" in warning
-    assert "did you mean 'coding'" in warning
-    assert "coding, full, messaging, minimal" in warning
+    assert result.enabled == []
+    (error,) = result.errors
+    assert "tools.profile" in error and "'codnig'" in error
+    assert "did you mean 'coding'" in error
+    assert "coding, full, messaging, minimal" in error
+    assert all("unknown profile 'codnig'" in d.reason for d in result.disabled)
+    assert any("no tool is enabled" in w for w in result.warnings)
+
+
+def test_unknown_profile_still_lets_explicit_allow_entries_through() -> None:
+    result = run({"tools": {"profile": "codnig", "alsoAllow": ["Read"]}})
+    assert result.enabled == ["Read"] and result.errors
 
 
 def test_profile_is_the_base_allowlist_groups_and_aliases_resolve() -> None:
@@ -93,8 +100,8 @@ def test_profile_kwarg_overrides_tools_profile() -> None:
     result = run({"tools": {"profile": "coding"}}, profile="minimal")
     assert result.enabled == ["SessionStatus"]
     result = run({"tools": {"profile": "coding"}}, profile="nope")
-    assert set(result.enabled) == set(TOOLS)
-    assert any("--profile" in w and "'nope'" in w for w in result.warnings)
+    assert result.enabled == []
+    assert any("--profile" in e and "'nope'" in e for e in result.errors)
 
 
 def test_profile_names_are_case_insensitive() -> None:
@@ -206,9 +213,10 @@ def test_by_provider_all_unknown_allow_is_ignored_with_warning() -> None:
     assert any("tools.byProvider.openai.allow" in w and "'nothing_here'" in w for w in result.warnings)
 
 
-def test_by_provider_unknown_profile_warns() -> None:
+def test_by_provider_unknown_profile_is_an_error_and_narrows_to_nothing() -> None:
     result = run({"tools": {"byProvider": {"openai": {"profile": "tiny"}}}}, provider="openai")
-    assert any("tools.byProvider.openai.profile" in w and "'tiny'" in w for w in result.warnings)
+    assert any("tools.byProvider.openai.profile" in e and "'tiny'" in e for e in result.errors)
+    assert result.enabled == []
 
 
 # --------------------------------------------------------------------------- 4. deny

@@ -24,6 +24,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "profiles": ("pegboard.core.cli.profiles", "List tool profiles."),
     "prompt": ("pegboard.core.cli.prompt", "Print the tool list for a system prompt."),
     "schema": ("pegboard.core.cli.schema", "Print tool definitions in a provider's format."),
+    "sessions": ("pegboard.core.cli.sessions", "List, show, remove and prune stored sessions."),
     "tools": ("pegboard.core.cli.tools", "Which tools an agent sees, and why."),
     "trust": ("pegboard.core.cli.trust", "Let a project's config run commands (hooks, MCP servers)."),
 }

@@ -8,15 +8,20 @@ from typing import Any
 
 import click
 
+from pegboard.core.awaitables import resolve_sync
 from pegboard.core.cli.common import (
+    EXIT_USAGE,
     config_options,
     emit_result,
+    fail,
     json_option,
     load_pegboard,
     mode_option,
     parse_json_input,
     selection_options,
 )
+from pegboard.core.session import SessionError
+from pegboard.core.store import SessionStoreError
 
 
 def make_approver(yes: bool) -> Any:
@@ -30,6 +35,7 @@ def make_approver(yes: bool) -> Any:
         why = f" ({decision.reason})" if decision.reason else ""
         return click.confirm(f"Allow {call.name} {call.input}{why}?", default=False, err=True)
 
+    approve.how_to_approve = "pass --yes, or run pegboard call in a terminal to be asked"  # type: ignore[attr-defined]
     return approve
 
 
@@ -49,6 +55,13 @@ def make_approver(yes: bool) -> Any:
     "--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path), help="Extra working directory; repeatable."
 )
 @click.option("--yes", "-y", is_flag=True, help="Approve the call if a rule or hook asks.")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    metavar="ID",
+    help="Run in the stored session ID (created if new): its read ledger, shell cwd, stored results.",
+)
 @json_option
 def command(
     tool: str,
@@ -63,6 +76,7 @@ def command(
     mode: str | None,
     add_dirs: tuple[Path, ...],
     yes: bool,
+    session_id: str | None,
     as_json: bool,
 ) -> None:
     """Run TOOL with --input through policy, permission rules, hooks and the tool itself.
@@ -71,19 +85,89 @@ def command(
     """
     tool_input = parse_json_input(input_text)
     pb = load_pegboard(config_files, cwd)
-    result = pb.call_sync(
-        tool,
-        tool_input,
-        agent=agent,
-        subagent=subagent,
-        provider=provider,
-        model=model,
-        profile=profile,
-        cwd=cwd,
-        mode=mode,
-        additional_dirs=list(add_dirs),
-        approver=make_approver(yes),
-    )
+    show_progress = not as_json and sys.stderr.isatty()
+    try:
+        result, sid = resolve_sync(
+            _run(
+                pb,
+                tool,
+                tool_input,
+                session_id=session_id,
+                show_progress=show_progress,
+                agent=agent,
+                subagent=subagent,
+                provider=provider,
+                model=model,
+                profile=profile,
+                cwd=cwd,
+                mode=mode,
+                additional_dirs=list(add_dirs),
+                approver=make_approver(yes),
+            )
+        )
+    except (SessionError, SessionStoreError) as exc:
+        fail(str(exc), EXIT_USAGE)
     for diag in pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs)).diagnostics:
         click.echo(f"warning: {diag}", err=True)
-    emit_result(result, as_json)
+    emit_result(result, as_json, session=sid)
+
+
+async def _run(
+    pb: Any,
+    tool: str,
+    tool_input: Any,
+    *,
+    session_id: str | None,
+    show_progress: bool,
+    approver: Any,
+    cwd: Path | None,
+    mode: str | None,
+    additional_dirs: list[Path],
+    **selection: Any,
+) -> tuple[Any, str | None]:
+    """One call: in the stored session ``session_id``, else in a one-call session."""
+    if session_id is None and not show_progress:
+        result = await pb.call(
+            tool, tool_input, cwd=cwd, mode=mode, additional_dirs=additional_dirs, approver=approver, **selection
+        )
+        return result, None
+    async with pb.session(
+        session_id=session_id,
+        cwd=cwd,
+        mode=mode,
+        additional_dirs=additional_dirs,
+        approver=approver,
+        persist=session_id is not None,
+        **selection,
+    ) as session:
+        watcher = _watch_progress(session) if show_progress else None
+        try:
+            result = await session.call(tool, tool_input)
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        return result, session.id if session_id is not None else None
+
+
+def _watch_progress(session: Any) -> Any:
+    """Show ``progress`` events as one rewritten line on standard error (a terminal)."""
+    import asyncio
+
+    async def watch() -> None:
+        shown = False
+        try:
+            async for event in session.events():
+                if event.kind != "progress" or not isinstance(event.data, dict):
+                    continue
+                done, total, message = event.data.get("done"), event.data.get("total"), event.data.get("message")
+                count = f"{done}/{total}" if total else f"{done}"
+                text = f"[{event.tool or 'tool'}] {count} {message or ''}".rstrip()
+                sys.stderr.write("\r\x1b[2K" + text[:200])
+                sys.stderr.flush()
+                shown = True
+        finally:
+            if shown:
+                sys.stderr.write("\r\x1b[2K")
+                sys.stderr.flush()
+
+    return asyncio.ensure_future(watch())

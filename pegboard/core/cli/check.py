@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,59 @@ from pegboard.core.cli.common import (
     mode_option,
     parse_json_input,
 )
+
+
+def _near(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.5)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
+    """``(display name, fields)`` of an installed tool or a seed tool; ``None`` if unknown."""
+    from pegboard.core.permissions.families import SEED_TOOLS, canonical_seed_name
+
+    if tool is not None:
+        fields = [
+            (info.alias or field) + ("" if info.is_required() else "?")
+            for field, info in tool.input_model.model_fields.items()
+        ]
+        return tool.name, fields
+    seed = canonical_seed_name(name)
+    return (seed, list(SEED_TOOLS[seed].fields)) if seed is not None else None
+
+
+def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> None:
+    """Refuse, with what the tool takes, a check that could only give a misleading answer:
+    no --input, a tool nobody knows, or a field the tool does not have."""
+    tool = pb.tool(tool_name)
+    known = _fields(tool, tool_name)
+    if known is None:
+        from pegboard.core.permissions.families import SEED_TOOLS
+
+        names = sorted(t.name for t in pb.registry.sorted_tools())
+        near = _near(tool_name, sorted({*names, *SEED_TOOLS}))
+        fail(
+            f"unknown tool {tool_name!r}{near}; it is neither installed nor a tool the "
+            f"permission rules know. Installed tools: {', '.join(names) or '(none)'}.",
+            EXIT_USAGE,
+        )
+        return
+    name, fields = known
+    note = " (? = optional)" if any(f.endswith("?") for f in fields) else ""
+    takes = f"{name} takes: {', '.join(fields)}{note}" if fields else f"{name} takes no fields"
+    if tool_input is None:
+        example = json.dumps({fields[0].rstrip("?"): "..."}) if fields else "{}"
+        fail(
+            f"--input is required: the decision depends on the call's input. {takes}. Example: --input '{example}'",
+            EXIT_USAGE,
+        )
+        return
+    plain = [f.rstrip("?") for f in fields]
+    open_model = tool is not None and tool.input_model.model_config.get("extra") == "allow"
+    if fields and not open_model:
+        extra = [f"{key!r}{_near(key, plain)}" for key in tool_input if key not in plain]
+        if extra:
+            fail(f"{name} has no field {', '.join(extra)}. {takes}.", EXIT_USAGE)
 
 
 def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
@@ -80,10 +135,12 @@ def check(
       pegboard check Bash --input '{"command": "git log -1; rm -rf build"}'
       pegboard check Read --input '{"file_path": "/etc/hosts"}' --json
     """
-    tool_input = parse_json_input(input_text)
-    if not isinstance(tool_input, dict):
+    tool_input = parse_json_input(input_text) if input_text is not None else None
+    if tool_input is not None and not isinstance(tool_input, dict):
         fail('--input must be a JSON object, for example \'{"command": "ls"}\'', EXIT_USAGE)
     pb = _load(config_files, cwd)
+    _check_input(pb, tool, tool_input)
+    assert tool_input is not None
     engine = pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)
     for diag in engine.diagnostics:
         click.echo(f"warning: {diag}", err=True)

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -69,7 +69,7 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (a stable, scriptable shape).")(fn)
 
 
-def fail(message: str, code: int = EXIT_ERROR) -> None:
+def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
@@ -88,6 +88,15 @@ def load_pegboard(config_files: Sequence[Path] = (), cwd: Path | None = None, **
     for warning in pb.warnings:
         click.echo(f"warning: {warning}", err=True)
     return pb
+
+
+def fail_on_policy_errors(pb: Any, **selection: Any) -> None:
+    """Exit 1 naming each setting that failed closed (an unknown profile) for this selection."""
+    errors = pb.tools(**selection).errors
+    for error in errors:
+        click.echo(f"error: {error}", err=True)
+    if errors:
+        sys.exit(EXIT_ERROR)
 
 
 def parse_json_input(text: str | None, what: str = "--input") -> Any:
@@ -122,11 +131,12 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
             click.echo("  ".join("-" * w for w in widths))
 
 
-def emit_result(result: Any, as_json: bool) -> None:
+def emit_result(result: Any, as_json: bool, *, session: str | None = None) -> None:
     """Print a ``ToolResult`` (the ``--json`` shape, or its text and a note per image) and exit:
-    0 on success, 1 when the result is an error or a refusal."""
+    0 on success, 1 when the result is an error or a refusal. ``session`` is the stored
+    session the call ran in (``"session"`` in the JSON)."""
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "session": session})
     else:
         for block in result.content:
             if block.type == "text":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -70,28 +72,162 @@ def _rule_diagnostics(layer: Any) -> list[str]:
         return []
     from pegboard.core.permissions import PermissionEngine
 
-    return list(PermissionEngine([layer], cwd=layer.root or Path.cwd()).diagnostics)
+    try:
+        return list(PermissionEngine([layer], cwd=layer.root or Path.cwd()).diagnostics)
+    except Exception:  # a wrong type under permissions is already reported as an error
+        return []
+
+
+#: hook events of other products that Pegboard never fires: their handlers load but do not run
+FOREIGN_EVENTS = ("UserPromptSubmit", "Notification", "Stop", "SubagentStop", "PreCompact", "PostCompact")
+
+
+def _suggest(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in choices}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _hook_problems(layer: Any, where: str) -> tuple[list[str], list[str]]:
+    """Unknown hook event names and handler types: a typo there means a guard that never runs."""
+    hooks = layer.data.get("hooks")
+    if not isinstance(hooks, dict) or not hooks:
+        return [], []
+    try:
+        from pegboard_command_hooks.config import EVENTS, HANDLER_TYPES, KNOWN_UNSUPPORTED_TYPES
+    except ImportError:
+        return [], [f"{where}: 'hooks' is set but pegboard-command-hooks is not installed, so no handler runs"]
+    errors: list[str] = []
+    warnings: list[str] = []
+    for event, groups in hooks.items():
+        if event in FOREIGN_EVENTS:
+            warnings.append(f"{where}: hooks.{event}: Pegboard never fires {event!r}; these handlers do not run")
+        elif event not in EVENTS:
+            errors.append(
+                f"{where}: hooks.{event}: unknown hook event {event!r}{_suggest(event, EVENTS)} "
+                f"Pegboard fires {', '.join(EVENTS)}."
+            )
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for h, spec in enumerate(handlers if isinstance(handlers, list) else []):
+                kind = spec.get("type", "command") if isinstance(spec, dict) else None
+                at = f"hooks.{event}[{g}].hooks[{h}].type"
+                if kind in KNOWN_UNSUPPORTED_TYPES:
+                    warnings.append(f"{where}: {at}: handler type {kind!r} is not supported; this handler does not run")
+                elif kind not in HANDLER_TYPES:
+                    errors.append(
+                        f"{where}: {at}: unknown handler type {kind!r}{_suggest(str(kind), sorted(HANDLER_TYPES))} "
+                        f"Types: {', '.join(sorted(HANDLER_TYPES))}."
+                    )
+    return errors, warnings
+
+
+def _profile_fields(data: Any) -> list[tuple[str, Any]]:
+    """``(key path, value)`` of every ``profile`` setting in raw config data."""
+    blocks: list[tuple[str, Any]] = [("tools", data.get("tools"))]
+    agents = data.get("agents")
+    entries = agents.get("list") if isinstance(agents, dict) else None
+    for i, agent in enumerate(entries if isinstance(entries, list) else []):
+        if isinstance(agent, dict):
+            blocks.append((f"agents.list[{i}].tools", agent.get("tools")))
+    found = []
+    for label, block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if "profile" in block:
+            found.append((f"{label}.profile", block["profile"]))
+        by_provider = block.get("byProvider", block.get("by_provider"))
+        for key, entry in (by_provider.items() if isinstance(by_provider, dict) else []):
+            if isinstance(entry, dict) and "profile" in entry:
+                found.append((f"{label}.byProvider.{key}.profile", entry["profile"]))
+    return found
+
+
+def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[str], list[str]]:
+    """Plugins' config sections: their keys are not unknown, and their own checks apply."""
+    from pegboard.core.sections import covered_by, section_problems
+
+    sections = list(pb.registry.config_sections.values())
+    if not sections:
+        return [], warnings
+    unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
+    kept = [w for w in warnings if not ((m := unknown.search(w)) and covered_by(m.group(1), sections))]
+    errors, more = section_problems([layer], sections)
+    return errors, kept + more
+
+
+def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
+    """Unknown profiles (errors, read from the raw data so they show beside type errors) and,
+    for a valid file, entries that name no installed tool; both against the plugins installed here."""
+    from pegboard.core.policy import FULL_PROFILE, policy_problems
+
+    names = sorted({*pb.registry.profiles, FULL_PROFILE})
+    errors = [
+        f"{where}: {key}: unknown profile {value!r}{_suggest(str(value), names)} Valid profiles: {', '.join(names)}."
+        for key, value in _profile_fields(layer.data)
+        if isinstance(value, str) and value.strip() and value.strip().casefold() not in {n.casefold() for n in names}
+    ]
+    warnings = [f"{where}: {w}" for w in policy_problems(pb.catalog(), model)[1]] if model is not None else []
+    return errors, warnings
+
+
+def validate_file(file: Path) -> tuple[list[str], list[str]]:
+    """``(errors, warnings)`` for one config file; warnings are kept when there are errors too."""
+    from pegboard.core.config import ConfigError, ConfigLayer, read_config_file, unknown_key_warnings, validate_layer
+
+    try:
+        layer = ConfigLayer("cli", read_config_file(file), file, file.parent)
+    except ConfigError as exc:
+        return str(exc).splitlines(), []
+    where = str(file)
+    errors: list[str] = []
+    warnings = unknown_key_warnings(layer)
+    try:
+        model, _ = validate_layer(layer)
+    except ConfigError as exc:
+        model = None
+        errors += str(exc).splitlines()
+    from pegboard.core.app import Pegboard
+
+    pb = Pegboard(layers=[])
+    warnings += [f"{w}; what it registers is not checked" for w in pb.warnings if "failed to load" in w]
+    section_errors, warnings = _section_problems(pb, layer, warnings)
+    errors += section_errors
+    for more_errors, more_warnings in (_hook_problems(layer, where), _policy_problems(pb, layer, model, where)):
+        errors += more_errors
+        warnings += more_warnings
+    if model is not None:
+        warnings += _rule_diagnostics(layer)
+    return errors, warnings
 
 
 @command.command("validate")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--strict", is_flag=True, help="Fail (exit 1) on warnings too.")
 @json_option
-def validate(file: Path, as_json: bool) -> None:
-    """Check one config file: parse errors and wrong types fail; unknown keys warn."""
-    from pegboard.core.config import ConfigError, ConfigLayer, read_config_file, validate_layer
+def validate(file: Path, strict: bool, as_json: bool) -> None:
+    """Check one config file against the installed plugins.
 
-    try:
-        layer = ConfigLayer("cli", read_config_file(file), file, file.parent)
-        _model, warnings = validate_layer(layer)
-        warnings += _rule_diagnostics(layer)
-    except ConfigError as exc:
-        if as_json:
-            emit_json({"valid": False, "errors": str(exc).splitlines(), "warnings": []})
-            sys.exit(1)
-        fail(str(exc))
+    Errors (exit 1): parse errors, wrong types, unknown profiles, unknown hook events and
+    handler types. Warnings (exit 0 unless --strict): unknown keys, entries that name no
+    installed tool, hook events Pegboard never fires, rules that take no specifier. Each
+    unknown name comes with the nearest known one.
+    """
+    errors, warnings = validate_file(file)
+    failed = bool(errors) or (strict and bool(warnings))
     if as_json:
-        emit_json({"valid": True, "errors": [], "warnings": warnings})
-        return
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
-    click.echo(f"{file}: valid")
+        emit_json({"valid": not errors, "errors": errors, "warnings": warnings})
+    else:
+        for error in errors:
+            click.echo(f"error: {error}", err=True)
+        for warning in warnings:
+            click.echo(f"warning: {warning}", err=True)
+        verdict = "valid" if not errors else f"invalid ({len(errors)} error{'s' if len(errors) != 1 else ''})"
+        if not errors and warnings:
+            verdict += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+            verdict += " (failing: --strict)" if strict else ""
+        click.echo(f"{file}: {verdict}")
+    if failed:
+        sys.exit(1)

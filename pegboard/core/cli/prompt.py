@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from pegboard.core.cli.common import config_options, emit_json, json_option, load_pegboard, selection_options
+from pegboard.core.cli.common import (
+    config_options,
+    emit_json,
+    fail_on_policy_errors,
+    json_option,
+    load_pegboard,
+    selection_options,
+)
 
 
 @click.command("prompt")
@@ -32,8 +39,9 @@ def command(
 
     pb = load_pegboard(config_files, cwd)
     selection = {"agent": agent, "provider": provider, "model": model, "profile": profile, "subagent": subagent}
+    fail_on_policy_errors(pb, **selection)
     warnings = pb.tools(**selection).warnings
-    entries = prompt_entries(pb, **selection)
+    entries = prompt_entries(pb, None, agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
     text = pb.prompt(**selection)
     if as_json:
         emit_json(

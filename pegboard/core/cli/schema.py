@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from pegboard.core.cli.common import EXIT_USAGE, config_options, emit_json, fail, load_pegboard, selection_options
+from pegboard.core.cli.common import (
+    EXIT_USAGE,
+    config_options,
+    emit_json,
+    fail,
+    fail_on_policy_errors,
+    load_pegboard,
+    selection_options,
+)
 from pegboard.core.render import FORMATTERS
 
 
@@ -33,6 +41,7 @@ def command(
 ) -> None:
     """Print the enabled tools' definitions as JSON in a provider's format."""
     pb = load_pegboard(config_files, cwd)
+    fail_on_policy_errors(pb, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent)
     try:
         emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent))
     except ValueError as exc:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
 from pegboard.core.cli.common import (
+    EXIT_ERROR,
     config_options,
     emit_json,
     json_option,
@@ -32,7 +34,10 @@ def command(
     explain: bool,
     as_json: bool,
 ) -> None:
-    """Which tools an agent sees on this provider and model, and why the others are not."""
+    """Which tools an agent sees on this provider and model, and why the others are not.
+
+    Exits 1 when a setting failed closed (an unknown profile enables nothing).
+    """
     pb = load_pegboard(config_files, cwd)
     result = pb.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
     if as_json:
@@ -41,14 +46,20 @@ def command(
             data["decisions"] = [
                 {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason} for d in result.decisions
             ]
+        if result.errors:
+            data["errors"] = list(result.errors)
         emit_json(data)
-        return
-    for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    headers = ["TOOL", "STATUS", "STEP", "REASON"] if explain else ["TOOL", "STATUS", "REASON"]
-    rows = []
-    for d in result.decisions:
-        status = "enabled" if d.enabled else "disabled"
-        reason = d.reason if (explain or not d.enabled) else ""
-        rows.append([d.name, status, d.step, reason] if explain else [d.name, status, reason])
-    print_table(headers, rows)
+    else:
+        for warning in result.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        headers = ["TOOL", "STATUS", "STEP", "REASON"] if explain else ["TOOL", "STATUS", "REASON"]
+        rows = []
+        for d in result.decisions:
+            status = "enabled" if d.enabled else "disabled"
+            reason = d.reason if (explain or not d.enabled) else ""
+            rows.append([d.name, status, d.step, reason] if explain else [d.name, status, reason])
+        print_table(headers, rows)
+    for error in result.errors:
+        click.echo(f"error: {error}", err=True)
+    if result.errors:
+        sys.exit(EXIT_ERROR)

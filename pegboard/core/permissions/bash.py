@@ -32,7 +32,7 @@ from pegboard.core.permissions.evaluation import (
     substitutions,
 )
 from pegboard.core.permissions.pathdecisions import PathDecisions
-from pegboard.core.permissions.paths import collapse, inside, to_posix
+from pegboard.core.permissions.paths import collapse, inside, shell_tilde, to_posix
 from pegboard.core.permissions.rules import Rule
 
 _MAX_SEGMENTS = 6000
@@ -676,8 +676,8 @@ class _Analysis:
         if self.o.windows:
             v = to_posix(v, True)
         # Not collapsed: '..' must be applied after symlinks when the path is resolved.
-        if w.tilde and (v == "~" or v.startswith("~/")):
-            return [self.o.home + v[1:]]
+        if w.tilde and v.startswith("~"):
+            return shell_tilde(v, self.o.home, self.cwds)
         if v.startswith("/"):
             return [v]
         if self.cwd_unknown and not for_deny:

@@ -1,7 +1,9 @@
 """Path handling for ``Read(...)`` / ``Edit(...)`` rules: normalising, anchoring, matching.
 
-Every spelling of a path (relative, ``~``, ``$HOME``, ``..``, Windows ``C:\\x``) is reduced to
-one absolute POSIX form before any rule sees it, so a rule cannot be dodged by respelling.
+Every spelling of a path (relative, ``~``, ``~user``, ``~+``, ``$HOME``, ``..``, Windows ``C:\\x``)
+is reduced to one absolute POSIX form before any rule sees it, so a rule cannot be dodged by
+respelling. Tilde forms, ``..`` and symlinks are handled by the kernel's ``pathnames`` module,
+the one behind ``pegboard.resolve_path``, so rules and tools agree on the file.
 Rule patterns are gitignore patterns (translated by ``pathspec``) anchored to an absolute
 directory once, when the engine is built. Deny and ask patterns match case-insensitively,
 allow patterns exactly. Containment compares whole path components, never string prefixes.
@@ -11,13 +13,13 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import re
-import stat
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pegboard.core.pathnames import collapse, expand_tilde, resolve_existing, split_tilde
 
 
 @functools.cache
@@ -112,23 +114,6 @@ def to_posix(path: str, windows: bool = False) -> str:
     return path
 
 
-def collapse(path: str) -> str:
-    """Lexically normalise an absolute path: drop ``.`` and empty parts, apply ``..``.
-
-    ``..`` at the root stays at the root, so the result never escapes ``/``.
-    """
-    parts: list[str] = []
-    for seg in path.split("/"):
-        if seg in ("", "."):
-            continue
-        if seg == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(seg)
-    return "/" + "/".join(parts)
-
-
 def absolute(raw: str, base: str, home: str, windows: bool = False) -> str:
     """``raw`` made absolute (``~``, ``$HOME``, relative to ``base``) but with ``..`` kept.
 
@@ -136,8 +121,9 @@ def absolute(raw: str, base: str, home: str, windows: bool = False) -> str:
     must start from this form, not from the lexically collapsed one.
     """
     p = to_posix(raw, windows)
-    if p == "~" or p.startswith("~/"):
-        p = home + p[1:]
+    expanded = expand_tilde(p, home, base) if p.startswith("~") else None
+    if expanded is not None:
+        p = expanded
     else:
         p = _HOME_VAR.sub(lambda _m: home, p, count=1)
     if not p.startswith("/"):
@@ -151,43 +137,33 @@ def normalize(raw: str, base: str, home: str, windows: bool = False) -> str:
 
 
 def resolve(path: str) -> str | None:
-    """The symlink-resolved form of an absolute path (as far as it exists), or ``None``.
-
-    Walks the components with ``lstat``; below the first component that does not exist
-    nothing can be a link, so the rest is appended as is (cheaper than ``realpath``, which
-    keeps probing every missing component).
-    """
+    """The symlink-resolved form of an absolute path (as far as it exists), or ``None`` (a loop)."""
     try:
-        return _resolve(path, 0)
+        return resolve_existing(path)
     except (OSError, ValueError, RecursionError):
         return None
 
 
-def _resolve(path: str, depth: int) -> str:
-    if depth > 40:
-        raise OSError("too many levels of symbolic links")
-    parts = [p for p in path.split("/") if p]
-    done = ""
-    for i, part in enumerate(parts):
-        if part == ".":
-            continue
-        if part == "..":
-            done = done.rsplit("/", 1)[0]
-            continue
-        candidate = f"{done}/{part}"
-        try:
-            st = os.lstat(candidate)
-        except FileNotFoundError:
-            return collapse("/".join([candidate, *parts[i + 1 :]]))
-        except NotADirectoryError:
-            return collapse("/".join([candidate, *parts[i + 1 :]]))
-        if stat.S_ISLNK(st.st_mode):
-            target = os.readlink(candidate)
-            base = target if target.startswith("/") else f"{done}/{target}"
-            done = _resolve(collapse(base), depth + 1).rstrip("/")
-        else:
-            done = candidate
-    return done or "/"
+def shell_tilde(word: str, home: str, cwds: Sequence[str]) -> list[str] | None:
+    """Candidate paths of a shell word that starts with an unquoted ``~``, or ``None`` (unknowable).
+
+    ``~``, ``~user``, ``~+`` expand as in ``pegboard.resolve_path``; ``~+`` once per directory
+    the command may be in. ``~-`` and directory-stack forms depend on the shell's history,
+    so they cannot be known; an unknown user leaves the word a relative name, as bash does.
+    """
+    parts = split_tilde(word)
+    if parts is None:
+        return None
+    prefix, rest = parts
+    name = prefix[1:]
+    if name in ("+", "0", "+0"):
+        return [(c.rstrip("/") + rest) if rest else c for c in cwds]
+    if name == "-" or name.lstrip("+-").isdigit():
+        return None
+    expanded = expand_tilde(word, home, cwds[0] if cwds else "/")
+    if expanded is not None:
+        return [expanded]
+    return [c.rstrip("/") + "/" + word for c in cwds]
 
 
 def inside(path: str, directory: str) -> bool:
@@ -224,12 +200,22 @@ def _single_segment_dir(rest: str) -> bool:
     return bool(re.fullmatch(r"[^/]+/(\*\*)?", rest))
 
 
+def _rule_tilde(spec: str, ctx: PathContext) -> tuple[str, str] | None:
+    """``~user/p`` and ``~+/p`` in a rule: (the directory, the rest), as inputs expand them."""
+    parts = split_tilde(spec)
+    if parts is None:
+        return None
+    base = expand_tilde(parts[0], ctx.home, ctx.cwd)
+    return None if base is None else (base, parts[1].lstrip("/"))
+
+
 def pattern_to_abs(spec: str, root: str, ctx: PathContext, generous: bool) -> str:
     """The absolute gitignore pattern a rule specifier stands for.
 
-    ``//p`` absolute, ``~/p`` home, ``/p`` the settings source's root, ``./p`` and ``p`` the
-    cwd. A bare name (no ``/``) matches at any depth under its anchor; a single-segment
-    directory pattern (``src/**``) does too in deny/ask rules (``generous``), not in allow.
+    ``//p`` absolute, ``~/p`` home (``~user/p`` that user's, ``~+/p`` the cwd), ``/p`` the
+    settings source's root, ``./p`` and ``p`` the cwd. A bare name (no ``/``) matches at any
+    depth under its anchor; a single-segment directory pattern (``src/**``) does too in
+    deny/ask rules (``generous``), not in allow.
     """
     s = spec.strip()
     if ctx.windows or is_windows_path(s):
@@ -241,6 +227,8 @@ def pattern_to_abs(spec: str, root: str, ctx: PathContext, generous: bool) -> st
         base, rest = "/", s[2:]
     elif s == "~" or s.startswith("~/"):
         base, rest = ctx.home, s[2:]
+    elif (tilde := _rule_tilde(s, ctx)) is not None:
+        base, rest = tilde
     elif _HOME_VAR.match(s):
         base, rest = ctx.home, _HOME_VAR.sub("", s, count=1).lstrip("/")
     elif s.startswith("/"):

@@ -165,7 +165,7 @@ def hook_env(ctx: ToolContext, event: str) -> dict[str, str]:
     base = ctx.env if ctx.env else os.environ
     env = {k: v for k, v in base.items() if not k.startswith("OTEL_")}
     env.setdefault("PATH", os.defpath)
-    start = Path(getattr(ctx.pegboard, "cwd", None) or ctx.cwd)
+    start = Path(ctx.project_dir or ctx.cwd)
     root = str(project_root(ctx.config.layers if ctx.config else [], start))
     env["PEGBOARD_PROJECT_DIR"] = root
     env["CLAUDE_PROJECT_DIR"] = root

@@ -38,7 +38,7 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     if not servers:
         return
     from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
-    from pegboard_mcp_client.tools import MANAGERS, REGISTRARS, Registrar
+    from pegboard_mcp_client.tools import MANAGER, REGISTRAR, Registrar
 
     depth = pegboard.env.get(DEPTH_ENV, "0")
     if depth.isdigit() and int(depth) >= MAX_DEPTH:
@@ -53,10 +53,10 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         pegboard.add_tool(shared, owner="mcp-client")
     manager = McpManager(servers, cwd=pegboard.cwd.resolve(), env=pegboard.env)
     manager.start()
-    MANAGERS[pegboard] = manager
+    pegboard.stash[MANAGER] = manager
     threshold = int(float_env(pegboard.env, DEFER_THRESHOLD_ENV, DEFAULT_DEFER_THRESHOLD))
     registrar = Registrar(pegboard, manager, threshold)
-    REGISTRARS[pegboard] = registrar
+    pegboard.stash[REGISTRAR] = registrar
     manager.wait(None, float_env(pegboard.env, STARTUP_WAIT_ENV, DEFAULT_STARTUP_WAIT))
     pegboard.add_tool_source(registrar.sync)
     registrar.sync()

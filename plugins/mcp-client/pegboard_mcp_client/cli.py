@@ -41,7 +41,7 @@ def _manager(pb: Any) -> Any:
 @json_option
 def list_servers(config_files: tuple[Path, ...], cwd: Path | None, wait: float, as_json: bool) -> None:
     """Configured MCP servers: transport, state, error and the names their tools have here."""
-    from pegboard_mcp_client.tools import REGISTRARS, manager_for
+    from pegboard_mcp_client.tools import REGISTRAR, manager_for
 
     pb = load_pegboard(config_files, cwd)
     manager = manager_for(pb)
@@ -53,7 +53,7 @@ def list_servers(config_files: tuple[Path, ...], cwd: Path | None, wait: float, 
         return
     manager.wait(None, wait)
     pb.tools()  # brings the registry up to date
-    registrar = REGISTRARS.get(pb)
+    registrar = pb.stash.get(REGISTRAR)
     rows = []
     for name, state in sorted(manager.states.items()):
         entry = state.to_json()

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import copy
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard import Pegboard, Tool, ToolContext, ToolResult, tool
+from pegboard import Pegboard, StashKey, Tool, ToolContext, ToolResult, tool
 from pegboard_mcp_client.manager import McpManager, ServerState
 from pegboard_mcp_client.names import tool_name
 
-# The manager of each Pegboard that has MCP servers configured.
-MANAGERS: weakref.WeakKeyDictionary[Any, McpManager] = weakref.WeakKeyDictionary()
+# The manager of a Pegboard that has MCP servers configured, kept in its stash.
+MANAGER: StashKey[McpManager] = StashKey("pegboard-mcp-client-manager")
 OWNER_PREFIX = "mcp:"
 
 
-def manager_for(pegboard: Any) -> McpManager | None:
-    return MANAGERS.get(pegboard) if pegboard is not None else None
+def manager_for(owner: Any) -> McpManager | None:
+    """The manager of ``owner`` (a ``Pegboard`` or a ``ToolContext``), if servers are configured."""
+    stash = getattr(owner, "stash", None) if owner is not None else None
+    return stash.get(MANAGER) if stash is not None else None
 
 
 def input_model_for(schema: Mapping[str, Any] | None) -> type[BaseModel]:
@@ -117,11 +118,11 @@ class Registrar:
 
 def exposed_name(pegboard: Any, server: str, original: str) -> str | None:
     """The registered name of ``original`` on ``server`` (after a sync), or ``None``."""
-    registrar = REGISTRARS.get(pegboard)
+    registrar = pegboard.stash.get(REGISTRAR)
     return registrar.names.get(server, {}).get(original) if registrar is not None else None
 
 
-REGISTRARS: weakref.WeakKeyDictionary[Any, Registrar] = weakref.WeakKeyDictionary()
+REGISTRAR: StashKey[Registrar] = StashKey("pegboard-mcp-client-registrar")
 
 
 # -- shared tools ------------------------------------------------------------------------------
@@ -156,7 +157,7 @@ class WaitInput(BaseModel):
 async def list_mcp_resources(input: ListResourcesInput, ctx: ToolContext) -> ToolResult:
     """List the resources that connected MCP servers offer (files, records, documents), with their
     server and URI. Give `server` to list one server and page with `cursor`."""
-    manager = manager_for(ctx.pegboard)
+    manager = manager_for(ctx)
     if manager is None:
         return _no_servers()
     return await manager.list_resources(input.server, input.cursor, templates=False)
@@ -172,7 +173,7 @@ async def list_mcp_resources(input: ListResourcesInput, ctx: ToolContext) -> Too
 async def list_mcp_resource_templates(input: ListResourcesInput, ctx: ToolContext) -> ToolResult:
     """List the resource URI templates that connected MCP servers offer; fill one in and read it
     with ReadMcpResourceTool. Give `server` to list one server and page with `cursor`."""
-    manager = manager_for(ctx.pegboard)
+    manager = manager_for(ctx)
     if manager is None:
         return _no_servers()
     return await manager.list_resources(input.server, input.cursor, templates=True)
@@ -188,7 +189,7 @@ async def list_mcp_resource_templates(input: ListResourcesInput, ctx: ToolContex
 async def read_mcp_resource(input: ReadResourceInput, ctx: ToolContext) -> ToolResult:
     """Read one resource from an MCP server by server name and URI. Text comes back as text,
     images as image content."""
-    manager = manager_for(ctx.pegboard)
+    manager = manager_for(ctx)
     if manager is None:
         return _no_servers()
     return await manager.read_resource(input.server, input.uri)
@@ -198,7 +199,7 @@ async def read_mcp_resource(input: ReadResourceInput, ctx: ToolContext) -> ToolR
 async def wait_for_mcp_servers(input: WaitInput, ctx: ToolContext) -> ToolResult:
     """Wait for MCP servers that are still connecting in the background, so that their tools can
     be used in the next request without restarting. Returns each server's state and tools."""
-    manager = manager_for(ctx.pegboard)
+    manager = manager_for(ctx)
     if manager is None:
         return _no_servers()
     unknown = [n for n in input.servers or [] if n not in manager.states]
@@ -206,7 +207,7 @@ async def wait_for_mcp_servers(input: WaitInput, ctx: ToolContext) -> ToolResult
         known = ", ".join(sorted(manager.states)) or "(none)"
         return ToolResult.refusal("invalid_input", f"Unknown MCP server(s): {', '.join(unknown)}. Configured: {known}")
     await manager.wait_async(input.servers, input.timeout)
-    registrar = REGISTRARS.get(ctx.pegboard)
+    registrar = ctx.stash.get(REGISTRAR)
     if registrar is not None:
         registrar.sync()
     servers = []

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import ImageBlock, Pegboard, PermissionDecision, TextBlock, ToolCall, ToolResult
+from pegboard import ImageBlock, Pegboard, PermissionDecision, Session, TextBlock, ToolCall, ToolResult
+from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -34,6 +36,8 @@ APPROVAL_SCHEMA: dict[str, Any] = {
     "required": ["approve"],
 }
 MAX_PREVIEW_CHARS = 600
+#: A client session unused this long is closed (the SDK ends idle HTTP sessions after 30 min).
+DEFAULT_IDLE_TIMEOUT = 1800.0
 
 
 @dataclass
@@ -112,23 +116,91 @@ def error_result(message: str, reason: str = "tool_error") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True, "_meta": {"pegboard": {"reason": reason}}}
 
 
+#: ``progress(done, total, message)``: send an MCP progress notification for the running call.
+Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+
+
 @dataclass
 class Bridge:
-    """One served tool set: lists definitions and runs calls through ``Pegboard.call``."""
+    """One served tool set: lists definitions and runs calls, each client in its own session.
+
+    A client is whatever identifies one MCP session (the stdio connection, the SDK's session
+    object over HTTP); each gets its own Pegboard ``Session``, so tools a search loads, cut
+    results and remembered approvals never cross from one client to another. ``client=None``
+    (a stateless HTTP request) gets a session for that one call.
+    """
 
     pegboard: Pegboard
     selection: Selection = field(default_factory=Selection)
+    page_size: int = DEFAULT_PAGE_SIZE
+    session_id: str | None = None
+    persist: bool = False
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    clock: Callable[[], float] = time.monotonic
+    _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
 
-    def list_tools(self) -> list[dict[str, Any]]:
-        """Tool definitions in MCP form, for the visible tools of the selection.
+    def session_for(self, client: Any = None) -> Session:
+        """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
 
-        Deferred tools stay out of the list until a search loads them (``Pegboard.deferred``);
-        their names are appended to the description of the tool that loads them.
+        ``client`` is any hashable key of one MCP session (the stdio server object, an HTTP
+        ``Mcp-Session-Id``). Sessions idle for longer than ``idle_timeout`` are closed.
         """
-        sel = self.selection.policy()
-        definitions: list[dict[str, Any]] = self.pegboard.schema("mcp", **sel)
-        enabled = self.pegboard.enabled_tools(**sel)
-        pending = self.pegboard.deferred.pending(enabled)
+        now = self.clock()
+        self._close_idle(now)
+        key = client if client is None or isinstance(client, str) else id(client)
+        if key is not None and key in self._sessions:
+            entry = self._sessions[key]
+            entry[0] = now
+            return entry[1]
+        sel = self.selection
+        session = self.pegboard.session(
+            agent=sel.agent,
+            provider=sel.provider,
+            model=sel.model,
+            profile=sel.profile,
+            cwd=sel.cwd,
+            mode=sel.mode,
+            session_id=self.session_id if client is not None else None,
+            owner=None if self.session_id else f"mcp:{id(self):x}:{key}",
+            persist=self.persist and client is not None,
+        )
+        if key is not None:
+            self._sessions[key] = [now, session]
+        return session
+
+    def _close_idle(self, now: float) -> None:
+        for key, (last, session) in list(self._sessions.items()):
+            if now - last > self.idle_timeout:
+                del self._sessions[key]
+                session.close_sync()
+
+    async def forget(self, client: Any) -> None:
+        """The client went away: close its session."""
+        key = client if isinstance(client, str) else id(client)
+        entry = self._sessions.pop(key, None)
+        if entry is not None:
+            await entry[1].close()
+
+    async def aclose(self) -> None:
+        for _last, session in list(self._sessions.values()):
+            await session.close()
+        self._sessions.clear()
+        await self.pegboard.aclose()
+
+    def list_page(self, cursor: str | None, client: Any = None) -> dict[str, Any]:
+        """One page of ``tools/list``; raises ``CursorError`` for a cursor that is not (or no longer) valid."""
+        return page(self.list_tools(client), cursor, self.page_size)
+
+    def list_tools(self, client: Any = None) -> list[dict[str, Any]]:
+        """Tool definitions in MCP form, for the client session's visible tools.
+
+        Deferred tools stay out of the list until a search in this session loads them; their
+        names are appended to the description of the tool that loads them.
+        """
+        session = self.session_for(client)
+        definitions: list[dict[str, Any]] = session.schema("mcp")
+        enabled = session.enabled_tools()
+        pending = session.pending_deferred()
         loaders = {t.name for t in enabled if t.loads_deferred}
         if not pending or not loaders:
             return definitions
@@ -137,7 +209,21 @@ class Bridge:
             {**d, "description": f"{d['description']}\n\n{note}"} if d["name"] in loaders else d for d in definitions
         ]
 
-    async def call_tool(self, name: Any, arguments: Any, elicit: Elicit | None = None) -> dict[str, Any]:
+    def signature(self, client: Any = None) -> Any:
+        """Changes when the client's tool list would change (tools registered, tools loaded)."""
+        session = self.session_for(client)
+        return (len(self.pegboard.registry.tools), tuple(sorted(session.loaded_deferred())))
+
+    async def call_tool(
+        self,
+        name: Any,
+        arguments: Any,
+        elicit: Elicit | None = None,
+        *,
+        client: Any = None,
+        progress: Progress | None = None,
+        request_id: Any = None,
+    ) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
         if not isinstance(name, str) or not name:
             return error_result("tools/call needs a tool name (params.name)", "invalid_input")
@@ -147,22 +233,58 @@ class Bridge:
             return error_result(
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
-        sel = self.selection
         approver = elicitation_approver(elicit) if elicit is not None else None
         try:
-            result = await self.pegboard.call(
-                name, arguments, cwd=sel.cwd, mode=sel.mode, approver=approver, **sel.policy()
-            )
-        except Exception as exc:  # Pegboard.call does not raise; this is a last line of defence
+            session = self.session_for(client)
+            session.approver = approver
+            tool_use_id = f"mcp-{request_id}" if request_id is not None else None
+            if progress is None:
+                result = await session.call(name, arguments, tool_use_id=tool_use_id)
+            else:
+                result = await _with_progress(session, name, arguments, tool_use_id or "mcp-call", progress)
+        except Exception as exc:  # Session.call does not raise; this is a last line of defence
             log.exception("call of %s failed", name)
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
+        finally:
+            if client is None and "session" in locals():
+                await session.close()
         return result_to_mcp(result)
 
     def refresh(self) -> None:
         """Let dynamic tool sources (MCP servers) bring the registry up to date."""
-        sync = getattr(self.pegboard, "_sync_tool_sources", None)
-        if sync is not None and getattr(self.pegboard, "_tool_sources", None):
-            sync()
+        self.pegboard.tools()
 
-    def tool_names(self) -> Sequence[str]:
-        return [t["name"] for t in self.list_tools()]
+    def tool_names(self, client: Any = None) -> Sequence[str]:
+        return [t["name"] for t in self.list_tools(client)]
+
+
+async def _with_progress(session: Session, name: str, arguments: Any, tool_use_id: str, progress: Progress) -> Any:
+    """Run the call while forwarding its ``progress`` events to ``progress``, every one of them
+    sent before the result (the call's own ``call_finished`` event ends the forwarding)."""
+    import asyncio
+
+    events = session.events()
+
+    async def forward() -> None:
+        async for event in events:
+            if event.tool_use_id != tool_use_id:
+                continue
+            if event.kind == "call_finished":
+                return
+            if event.kind != "progress" or not isinstance(event.data, dict):
+                continue
+            try:
+                await progress(float(event.data.get("done") or 0), event.data.get("total"), event.data.get("message"))
+            except Exception as exc:
+                log.debug("progress notification failed: %s", exc)
+
+    task = asyncio.ensure_future(forward())
+    await asyncio.sleep(0)
+    try:
+        return await session.call(name, arguments, tool_use_id=tool_use_id)
+    finally:
+        try:
+            await asyncio.wait_for(task, 5.0)
+        except (TimeoutError, asyncio.CancelledError, Exception):
+            task.cancel()
+        await events.aclose()

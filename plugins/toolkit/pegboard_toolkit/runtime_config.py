@@ -1,0 +1,110 @@
+"""The settings sections of the runtime tools: ``tools.bash``, ``tools.exec``, ``tools.background``.
+
+Bash registers ``tools.bash``, exec ``tools.exec`` and the background-task tools
+``tools.background`` (``register_config_sections``), so a wrong type is an error naming the
+file and key. Keys that make commands run something of the config's choosing (the env
+file, the startup file, the shell) widen what an agent does: an untrusted project's values
+for them are ignored. Tools read a section with :func:`section`, which also works when the
+tool that registers it is not installed (it then reads the raw config).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pegboard import ConfigSection, ToolContext
+
+
+class BashConfig(BaseModel):
+    """``tools.bash``: limits and switches of Bash (and of exec and Monitor commands)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    defaultTimeoutMs: int | None = Field(default=None, ge=1, description="Default timeout (120000).")
+    maxTimeoutMs: int | None = Field(default=None, ge=1, description="Largest timeout a call may ask for (600000).")
+    maxOutputLength: int | None = Field(
+        default=None, ge=1, description="Output cap in characters (30000, at most 150000)."
+    )
+    maintainProjectWorkingDir: bool = Field(default=False, description="Start every command in the project dir.")
+    envFile: str | None = Field(default=None, description="A shell script sourced before every command.")
+    startupFile: str | None = Field(default=None, description="The startup file to snapshot; \"\" for none.")
+    shell: str | None = Field(default=None, description="The bash binary (default: bash on PATH).")
+
+
+class ExecConfig(BaseModel):
+    """``tools.exec``: defaults of the exec tool."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timeoutSec: int | None = Field(default=None, ge=1, description="Default timeout in seconds (1800).")
+    yieldMs: int | None = Field(default=None, ge=0, description="Default yieldMs (10000).")
+
+
+class BackgroundConfig(BaseModel):
+    """``tools.background``: the session's background task table."""
+
+    model_config = ConfigDict(extra="allow")
+
+    maxRunning: int | None = Field(default=None, ge=1, description="Running tasks per session (64).")
+
+
+#: The largest output cap ``maxOutputLength`` may set, in characters.
+HARD_MAX_OUTPUT = 150_000
+
+
+def shell_binary(name: str = "bash") -> str | None:
+    """Where the shell binary is (``None``: not installed); looked up once per ``PATH``.
+    Light on purpose: availability checks run when tools are listed."""
+    return _which(name, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=32)
+def _which(name: str, path: str) -> str | None:
+    return shutil.which(name, path=path)
+
+
+_RUNS_CODE = "runs a program of the config's choosing with every command"
+
+BASH_SECTION = ConfigSection(
+    "tools.bash",
+    BashConfig,
+    description="Bash: timeouts, output cap, cwd carry-over, env file, startup-file snapshot",
+    widening={"envFile": _RUNS_CODE, "startupFile": _RUNS_CODE, "shell": _RUNS_CODE},
+)
+EXEC_SECTION = ConfigSection("tools.exec", ExecConfig, description="exec: default timeout and yieldMs")
+BACKGROUND_SECTION = ConfigSection(
+    "tools.background", BackgroundConfig, description="Background tasks: the per-session cap on running tasks"
+)
+
+
+def section(ctx: ToolContext, key: str) -> dict[str, Any]:
+    """The settings at ``key`` as a dict of the keys set: the registered section's validated
+    value, else the raw config (the registering tool is not installed)."""
+    try:
+        value = ctx.settings(key)
+    except (KeyError, RuntimeError):
+        value = None
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_none=True, exclude_unset=True)
+    data: Any = ctx.config.data if ctx.config is not None else {}
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return dict(data) if isinstance(data, dict) else {}
+
+
+__all__ = [
+    "BACKGROUND_SECTION",
+    "BASH_SECTION",
+    "EXEC_SECTION",
+    "HARD_MAX_OUTPUT",
+    "BackgroundConfig",
+    "BashConfig",
+    "ExecConfig",
+    "section",
+    "shell_binary",
+]

@@ -1,0 +1,167 @@
+"""Redaction: the windowed redactor gives exactly what the plain one-pattern-at-a-time rule gives."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from pegboard.core import projection
+from pegboard.core.redaction import CREDENTIAL_PATTERNS, REDACTED, redact, secret_values
+
+REFERENCE_PATTERNS = [
+    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}\b"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    re.compile(r"(?i)\b(authorization:\s*bearer\s+)[A-Za-z0-9._~+/=-]{12,}"),
+    re.compile(r"(://[^\s:/?#@]*:)[^\s/?#@]+(?=@)"),
+]
+
+
+def reference_redact(text: str, secrets: list[str] = ()) -> str:  # type: ignore[assignment]
+    """The straightforward redactor: each secret, then each pattern, in turn over the whole text."""
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    for pattern in REFERENCE_PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+        else:
+            text = pattern.sub(REDACTED, text)
+    return text
+
+
+def test_the_fast_redactor_has_the_reference_shapes() -> None:
+    def shape(p: re.Pattern[str]) -> tuple[str, int]:
+        return p.pattern.removeprefix("(?i)"), p.flags
+
+    assert [shape(p) for p in CREDENTIAL_PATTERNS] == [shape(p) for p in REFERENCE_PATTERNS]
+
+
+def test_projection_still_exports_the_names() -> None:
+    assert (projection.redact, projection.secret_values, projection.REDACTED) == (redact, secret_values, REDACTED)
+
+
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq2l0\n-----END RSA PRIVATE KEY-----"
+CASES: list[tuple[str, list[str], str]] = [
+    ("key=sk-ant-" + "a" * 30, [], "key=[REDACTED]"),
+    ("sk-proj-" + "B" * 25 + " and sk-short", [], "[REDACTED] and sk-short"),
+    ("id AKIAABCDEFGHIJKLMNOP end", [], "id [REDACTED] end"),
+    ("ASIAABCDEFGHIJKLMNOPQ", [], "ASIAABCDEFGHIJKLMNOPQ"),
+    ("token ghp_" + "x" * 36, [], "token [REDACTED]"),
+    ("github_pat_" + "1" * 40 + ".", [], "[REDACTED]."),
+    ("slack xoxb-1234567890-abc", [], "slack [REDACTED]"),
+    ("AIza" + "Q" * 35, [], "[REDACTED]"),
+    (f"before\n{PEM}\nafter", [], "before\n[REDACTED]\nafter"),
+    ("Authorization: Bearer abcdefghijklmnop", [], "Authorization: Bearer [REDACTED]"),
+    ("AUTHORIZATION:\n\tbearer  abc.def~ghi/jkl=", [], "AUTHORIZATION:\n\tbearer  [REDACTED]"),
+    ("author\u0131zation: Bearer abcdefghijklmnop", [], "author\u0131zation: Bearer [REDACTED]"),
+    ("postgres://admin:hunter2@db:5432/app", [], "postgres://admin:[REDACTED]@db:5432/app"),
+    ("redis://:s3cret@cache", [], "redis://:[REDACTED]@cache"),
+    ("https://example.com:8080/path?x=a:b@c", [], "https://example.com:8080/path?x=a:b@c"),
+    ("https://user@host/ and mailto:a@b", [], "https://user@host/ and mailto:a@b"),
+    ("export X=abcdefghijkl123", ["abcdefghijkl123"], "export X=[REDACTED]"),
+    ("aaaabbbbccccdddd", ["bbbbccccdddd", "aaaabbbbcccc"], "aaaa[REDACTED]"),
+    ("https://u:" + "sk-" + "z" * 24 + "@h", [], "https://u:[REDACTED]@h"),
+    ("Bearer: authorization: bearer abc.sk-" + "q" * 22, [], "Bearer: authorization: bearer abc.[REDACTED]"),
+    ("-----BEGIN X PRIVATE KEY-----\nk\n-----END AKIAAAAAAAAAAAAAAAAA PRIVATE KEY-----", [], None),  # type: ignore[list-item]
+    (f"://u:x{PEM}@host", [], "://u:[REDACTED]@host"),
+    ("", ["abcdefghijklmnop"], ""),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets", "expected"), CASES)
+def test_cases_match_the_reference(text: str, secrets: list[str], expected: str | None) -> None:
+    assert redact(text, secrets) == reference_redact(text, secrets)
+    if expected is not None:
+        assert redact(text, secrets) == expected
+
+
+def test_a_token_eating_into_the_end_line_moves_the_key_block_to_the_next_end() -> None:
+    text = (
+        "-----BEGIN X PRIVATE KEY-----\nk\n-----END AKIAAAAAAAAAAAAAAAAA PRIVATE KEY-----\n"
+        + "filler " * 50
+        + "\n-----END X PRIVATE KEY----- tail"
+    )
+    assert redact(text) == reference_redact(text) == "[REDACTED] tail"
+
+
+def test_secret_values_come_from_secret_named_variables() -> None:
+    env = {"API_TOKEN": "t" * 12, "db_password": "p" * 20, "SHORT_KEY": "abc", "HOME": "/home/someone/long/path"}
+    assert secret_values(env) == ["p" * 20, "t" * 12]
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "sk-",
+        "sk-ant-",
+        "sk-proj-",
+        "AKIA",
+        "ASIA",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "xoxb-",
+        "xoxz-",
+        "AIza",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----BEGIN ",
+        "-----END RSA PRIVATE KEY-----",
+        "-----END ",
+        " PRIVATE KEY-----",
+        "Authorization:",
+        "AUTHORIZATION: ",
+        "author\u0131zation:",
+        "author\u0130zation:",
+        " Bearer ",
+        "bearer\n",
+        "://",
+        "https://user:",
+        "@",
+        ":",
+        "/",
+        "?",
+        " ",
+        "\n",
+        "\t",
+        "\u00a0",
+        "[REDACTED]",
+        "[",
+        "]",
+        "_",
+        "-",
+        ".",
+        "é",
+        "\u0131",
+        "\u212a",
+    ]
+)
+WORDS = st.text(alphabet="aZ09_-.=", min_size=1, max_size=45)
+FILLER = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=6)
+
+
+@st.composite
+def texts_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
+    secrets = draw(st.lists(st.text(alphabet="aZ0-:@ [] \n", min_size=1, max_size=16), max_size=4))
+    inner = [s[i:j] for s in secrets for i, j in [(1, len(s)), (0, len(s) - 1)] if len(s) > 2]  # contained
+    tails = [s[len(s) // 2 :] + draw(st.text(alphabet="aZ0-", min_size=1, max_size=4)) for s in secrets]  # overlapping
+    secrets += draw(st.lists(st.sampled_from(inner + tails), max_size=3)) if inner + tails else []
+    pieces = st.one_of(FRAGMENTS, WORDS, FILLER, *([st.sampled_from(secrets)] if secrets else []))
+    text = "".join(draw(st.lists(pieces, max_size=40)))
+    return text, draw(st.permutations(secrets))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(texts_with_secrets())
+@example(("xoxb-aaaaaaaaaa-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", []))
+@example(("://u:a-----BEGIN A PRIVATE KEY-----b c-----END A PRIVATE KEY-----@h", []))
+@example(("ab:cdab:cd", ["ab:cd", "b:cdab"]))
+def test_random_texts_match_the_reference(case: tuple[str, list[str]]) -> None:
+    text, secrets = case
+    assert redact(text, secrets) == reference_redact(text, secrets)

@@ -1,0 +1,48 @@
+"""Tools for the per-session serve tests: one that reports progress, deferred ones to load."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from pegboard import SessionKey, ToolContext, hookimpl, tool
+
+TALLY: SessionKey[int] = SessionKey("test-serve-tally", int, persist=True, default=int)
+
+
+class StepsInput(BaseModel):
+    n: int = 3
+
+
+@tool(name="Steps", read_only=True)
+async def steps(input: StepsInput, ctx: ToolContext) -> str:
+    """Count to n, reporting progress at each step."""
+    for i in range(input.n):
+        ctx.progress(i + 1, input.n, f"step {i + 1}")
+    return f"counted to {input.n}"
+
+
+class NoInput(BaseModel):
+    pass
+
+
+@tool(name="Tally", read_only=True)
+async def tally(input: NoInput, ctx: ToolContext) -> str:
+    """Add one to this session's tally and return it."""
+    assert ctx.session is not None
+    return str(ctx.session.state.update(TALLY, lambda n: (n or 0) + 1))
+
+
+def _deferred(name: str, description: str) -> Any:
+    async def run(input: NoInput, ctx: ToolContext) -> str:
+        return f"{name} ran"
+
+    return tool(name=name, description=description, deferred=True, read_only=True)(run)
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    register(steps)
+    register(tally)
+    register(_deferred("LazyWeather", "Current weather for a city, loaded on demand."))

@@ -1,0 +1,117 @@
+"""``pegboard serve``: one Pegboard session per MCP session, progress, list_changed, --session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import PEGBOARD, http_serving, serve_env
+
+
+@pytest.fixture
+def session_args(serve_args: list[str]) -> list[str]:
+    return [*serve_args, "--plugin", "pegboard_mcp_sessiontools"]
+
+
+def names(listed: types.ListToolsResult) -> set[str]:
+    return {t.name for t in listed.tools}
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+async def test_a_tool_loaded_in_one_http_session_is_absent_from_another(session_args, workdir):
+    with http_serving(session_args, workdir) as server:
+        async with Client(server.url, mode="legacy") as one, Client(server.url, mode="legacy") as two:
+            assert "LazyWeather" not in names(await one.list_tools())
+            found = await one.call_tool("ToolSearch", {"query": "select:LazyWeather"})
+            assert not found.is_error, text_of(found)
+            assert "LazyWeather" in names(await one.list_tools())
+            assert "LazyWeather" not in names(await two.list_tools())
+            assert (await one.call_tool("LazyWeather", {})).is_error is False
+            assert text_of(await one.call_tool("Tally", {})) == "1"
+            assert text_of(await one.call_tool("Tally", {})) == "2"
+            assert text_of(await two.call_tool("Tally", {})) == "1"
+
+
+async def test_progress_and_list_changed_reach_the_official_client_over_http(session_args, workdir):
+    notes: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        notes.append(message)
+
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    with http_serving(session_args, workdir) as server:
+        async with Client(server.url, mode="legacy", message_handler=on_message) as client:
+            result = await client.call_tool("Steps", {"n": 3}, progress_callback=on_progress)
+            assert text_of(result) == "counted to 3"
+            await client.call_tool("ToolSearch", {"query": "select:LazyWeather"})
+            await client.list_tools()
+    assert seen == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
+    assert any("ToolListChanged" in type(getattr(m, "root", m)).__name__ for m in notes), notes
+
+
+async def test_stdio_progress_notifications(session_args, workdir):
+    seen: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+    async with Client(params) as client:
+        result = await client.call_tool("Steps", {"n": 2}, progress_callback=on_progress)
+        assert text_of(result) == "counted to 2"
+    assert seen == [1.0, 2.0]
+
+
+async def test_stdio_session_resumes_a_stored_session(session_args, workdir, tmp_path: Path):
+    env = serve_env({"PEGBOARD_DATA_DIR": str(tmp_path / "data")})
+    args = [*session_args, "--session", "ide-7"]
+    for expected in ("1", "2"):
+        params = StdioServerParameters(command=PEGBOARD, args=args, cwd=str(workdir), env=env)
+        async with Client(params) as client:
+            assert text_of(await client.call_tool("Tally", {})) == expected
+    store = tmp_path / "data" / "sessions.sqlite3"
+    assert store.exists()
+
+
+def test_session_is_refused_with_http(session_args, workdir):
+    import subprocess
+
+    proc = subprocess.run(
+        [PEGBOARD, *session_args, "--session", "x", "--http", "127.0.0.1:1"],
+        cwd=workdir, env=serve_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "--session" in proc.stderr
+    bad = subprocess.run(
+        [PEGBOARD, *session_args, "--session", "../x"], cwd=workdir, env=serve_env(), capture_output=True,
+        text=True, timeout=60, input="",
+    )
+    assert bad.returncode == 2 and "invalid session id" in bad.stderr
+
+
+async def test_idle_client_sessions_are_closed(tmp_path):
+    from pegboard.testing import isolated_pegboard
+    from pegboard_mcp_server.bridge import Bridge
+
+    now = [0.0]
+    bridge = Bridge(isolated_pegboard(cwd=tmp_path), idle_timeout=10.0, clock=lambda: now[0])
+    first = bridge.session_for("http:a")
+    assert bridge.session_for("http:a") is first
+    now[0] = 5.0
+    bridge.session_for("http:b")
+    now[0] = 16.0
+    second = bridge.session_for("http:b")
+    assert first.closed and not second.closed
+    assert bridge.session_for("http:a") is not first
+    await bridge.aclose()
+    assert second.closed
