@@ -115,3 +115,21 @@ async def test_idle_client_sessions_are_closed(tmp_path):
     assert bridge.session_for("http:a") is not first
     await bridge.aclose()
     assert second.closed
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_log_events_reach_the_official_client(session_args, workdir, transport):
+    got: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        got.append((params.level, params.data, params.logger))
+
+    if transport == "stdio":
+        params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+        async with Client(params, logging_callback=on_log) as client:
+            assert text_of(await client.call_tool("Chatty", {})) == "said it"
+    else:
+        with http_serving(session_args, workdir) as server:
+            async with Client(server.url, mode="legacy", logging_callback=on_log) as client:
+                assert text_of(await client.call_tool("Chatty", {})) == "said it"
+    assert ("warning", "careful", "chatty") in got and ("info", "plain words", None) in got

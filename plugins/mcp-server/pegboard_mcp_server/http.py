@@ -63,8 +63,17 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 )
 
         before = bridge.signature(client) if client is not None else None
+        async def log_message(level: str, data: Any, logger: str | None) -> None:
+            await ctx.session.send_log_message(level, data, logger, related_request_id=ctx.request_id)
+
         result = await bridge.call_tool(
-            params.name, params.arguments, elicit, client=client, progress=progress, request_id=ctx.request_id
+            params.name,
+            params.arguments,
+            elicit,
+            client=client,
+            progress=progress,
+            log_message=log_message,
+            request_id=ctx.request_id,
         )
         if client is not None and bridge.signature(client) != before:
             try:
@@ -83,13 +92,21 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 notification_options or NotificationOptions(tools_changed=True), *args, **kw
             )
 
-    return _Server(
-        "pegboard",
-        version=version,
-        title="Pegboard",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def set_level(ctx: Any, params: Any) -> Any:
+        return types.EmptyResult()
+
+    import warnings
+
+    with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; handshake-era clients use it
+        warnings.simplefilter("ignore")
+        return _Server(
+            "pegboard",
+            version=version,
+            title="Pegboard",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+        )
 
 
 def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:

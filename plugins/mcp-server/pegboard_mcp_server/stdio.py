@@ -193,7 +193,9 @@ class StdioServer:
             "ping": self.ping,
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
+            "logging/setLevel": self.set_level,
         }
+        self.log_level = "info"
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def serve(self) -> int:
@@ -442,7 +444,7 @@ class StdioServer:
         self.client_capabilities = caps if isinstance(caps, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
             "serverInfo": {"name": self.name, "title": "Pegboard", "version": self.version},
         }
         if self.instructions:
@@ -451,6 +453,28 @@ class StdioServer:
 
     async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    async def set_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        from pegboard_mcp_server.bridge import LOG_LEVELS
+
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise _ParamsError(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    def _log_sender(self) -> Any:
+        from pegboard_mcp_server.bridge import LOG_LEVELS
+
+        async def send(level: str, data: Any, logger: str | None) -> None:
+            if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+                return
+            params: dict[str, Any] = {"level": level, "data": data}
+            if logger:
+                params["logger"] = logger
+            self.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+        return send
 
     async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
         cursor = params.get("cursor")
@@ -487,7 +511,13 @@ class StdioServer:
         progress = self._progress_sender(token) if isinstance(token, str | int) else None
         try:
             result = await bridge.call_tool(
-                name, params.get("arguments"), self.elicit, client=self, progress=progress, request_id=token
+                name,
+                params.get("arguments"),
+                self.elicit,
+                client=self,
+                progress=progress,
+                log_message=self._log_sender(),
+                request_id=token,
             )
         except asyncio.CancelledError:
             raise

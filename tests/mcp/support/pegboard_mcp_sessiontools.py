@@ -34,6 +34,14 @@ async def tally(input: NoInput, ctx: ToolContext) -> str:
     return str(ctx.session.state.update(TALLY, lambda n: (n or 0) + 1))
 
 
+@tool(name="Chatty", read_only=True)
+async def chatty(input: NoInput, ctx: ToolContext) -> str:
+    """Log two messages while running."""
+    ctx.emit("log", {"level": "warning", "message": "careful", "logger": "chatty"})
+    ctx.emit("log", "plain words")
+    return "said it"
+
+
 def _deferred(name: str, description: str) -> Any:
     async def run(input: NoInput, ctx: ToolContext) -> str:
         return f"{name} ran"
@@ -45,4 +53,5 @@ def _deferred(name: str, description: str) -> Any:
 def register_tools(register: Any) -> None:
     register(steps)
     register(tally)
+    register(chatty)
     register(_deferred("LazyWeather", "Current weather for a city, loaded on demand."))
