@@ -17,12 +17,29 @@ from pegboard_mcp_server.paging import CursorError
 log = logging.getLogger("pegboard.mcp.serve")
 
 
+#: The request ``_meta`` key a stateless (2026-07-28) request uses to name its session.
+SESSION_META_KEY = "io.pegboard/session"
+MIN_NAMED_SESSION = 16
+
+
 def client_of(ctx: Any) -> str | None:
-    """What identifies one MCP session: its ``Mcp-Session-Id`` (``None`` for a stateless request)."""
+    """What identifies one MCP session: its ``Mcp-Session-Id``; for a stateless request the
+    session it names in ``_meta["io.pegboard/session"]`` (at least 16 characters: the name is
+    its key), bound to the bearer token it came with; else ``None``, a one-call session."""
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     value = headers.get("mcp-session-id") if headers is not None else None
-    return f"http:{value}" if isinstance(value, str) and value else None
+    if isinstance(value, str) and value:
+        return f"http:{value}"
+    meta = ctx.meta if isinstance(getattr(ctx, "meta", None), dict) else {}
+    named = meta.get(SESSION_META_KEY)
+    if isinstance(named, str) and len(named) >= MIN_NAMED_SESSION and named.isprintable():
+        import hashlib
+
+        auth = headers.get("authorization", "") if headers is not None else ""
+        holder = hashlib.sha256(auth.encode("utf-8", "replace")).hexdigest()[:16]
+        return f"named:{holder}:{named}"
+    return None
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
