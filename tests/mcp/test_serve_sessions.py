@@ -133,3 +133,13 @@ async def test_log_events_reach_the_official_client(session_args, workdir, trans
             async with Client(server.url, mode="legacy", logging_callback=on_log) as client:
                 assert text_of(await client.call_tool("Chatty", {})) == "said it"
     assert ("warning", "careful", "chatty") in got and ("info", "plain words", None) in got
+
+
+async def test_a_stateless_request_may_name_its_session(session_args, workdir):
+    name = {"io.pegboard/session": "conversation-0123456789"}
+    with http_serving(session_args, workdir) as server:
+        async with Client(server.url, mode="auto") as client:  # 2026-07-28: no Mcp-Session-Id
+            first = text_of(await client.call_tool("Tally", {}, meta=name))
+            second = text_of(await client.call_tool("Tally", {}, meta=name))
+            other = text_of(await client.call_tool("Tally", {}, meta={"io.pegboard/session": "short"}))
+    assert (first, second, other) == ("1", "2", "1")  # a too-short name is no key: a one-call session
