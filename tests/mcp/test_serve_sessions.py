@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 import pytest
@@ -136,10 +136,11 @@ async def test_log_events_reach_the_official_client(session_args, workdir, trans
 
 
 async def test_a_stateless_request_may_name_its_session(session_args, workdir):
-    name = {"io.pegboard/session": "conversation-0123456789"}
+    name = cast(types.RequestParamsMeta, {"io.pegboard/session": "conversation-0123456789"})
+    short = cast(types.RequestParamsMeta, {"io.pegboard/session": "short"})
     with http_serving(session_args, workdir) as server:
         async with Client(server.url, mode="auto") as client:  # 2026-07-28: no Mcp-Session-Id
             first = text_of(await client.call_tool("Tally", {}, meta=name))
             second = text_of(await client.call_tool("Tally", {}, meta=name))
-            other = text_of(await client.call_tool("Tally", {}, meta={"io.pegboard/session": "short"}))
+            other = text_of(await client.call_tool("Tally", {}, meta=short))
     assert (first, second, other) == ("1", "2", "1")  # a too-short name is no key: a one-call session
