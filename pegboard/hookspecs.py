@@ -58,6 +58,7 @@ __all__ = [
     "register_profiles",
     "register_provider_policies",
     "register_search_backends",
+    "register_skills",
     "register_tools",
     "request_approval",
     "run_subagent",
@@ -294,6 +295,24 @@ def register_search_backends(register: Callable[[Any], None]) -> None:
         @hookimpl
         def register_search_backends(register):
             register(MySearch())  # name = "mysearch"
+    """
+
+
+@hookspec
+def register_skills(register: Callable[..., None]) -> None:
+    """Add skill directories for the Skill tool.
+
+    Asked once per ``Pegboard`` by the Skill plugin, when it first lists skills. Call
+    ``register(directory, trusted=True)`` with a directory holding ``SKILL.md`` or one whose
+    subdirectories do. Skills from the user and project directories come first; a second
+    skill of the same name is ignored. ``trusted=False`` loads the skills, but their
+    ``allowed-tools`` grant nothing.
+
+    Example::
+
+        @hookimpl
+        def register_skills(register):
+            register(Path(__file__).parent / "skills")
     """
 
 
