@@ -153,7 +153,7 @@ def _request(ctx: ToolContext, d: SubagentDef, prompt: str, description: str, mo
 @tool(
     name="Agent",
     aliases=["Task", "delegate_task"],
-    groups=["subagents"],
+    groups=["subagents", "pegboard"],
     specifier_matcher=match_agent,
     usage="Hand a self-contained task to a subagent; it returns one final report.",
 )
@@ -225,7 +225,8 @@ async def _run_spawned(ctx: ToolContext, run_id: str, request: SubagentRequest, 
             runs[run_id]["announce_error"] = str(exc)
 
 
-@tool(name="sessions_spawn", groups=["sessions"], usage="Start a sub-agent run in the background.")
+@tool(name="sessions_spawn", groups=["sessions", "pegboard"],
+    usage="Start a sub-agent run in the background.")
 async def sessions_spawn(input: SpawnInput, ctx: ToolContext) -> ToolResult:
     """Start a sub-agent run and return at once (status "accepted"); its result is announced back to
     this chat when it finishes."""
@@ -249,7 +250,10 @@ class AgentsListInput(BaseModel):
     pass
 
 
-@tool(name="agents_list", groups=["sessions"], read_only=True, usage="List the agent ids sessions_spawn may use.")
+@tool(
+    name="agents_list", groups=["sessions", "pegboard"], read_only=True,
+    usage="List the agent ids sessions_spawn may use.",
+)
 async def agents_list(input: AgentsListInput, ctx: ToolContext) -> ToolResult:
     """List the agent ids this session may address with sessions_spawn."""
     allowed, allow_any = allowed_agents(ctx)

@@ -141,7 +141,7 @@ def _normalise(answers: Any, data: AskUserQuestionInput) -> dict[str, Any]:
 
 @tool(
     name="AskUserQuestion",
-    groups=["interaction"],
+    groups=["pegboard"],
     read_only=True,
     usage="Ask the user 1-4 multiple-choice questions when a choice is theirs to make.",
 )

@@ -82,7 +82,10 @@ class ListInput(BaseModel):
     messageLimit: int = Field(default=0, ge=0, le=50, description="Include the last N messages of each (0: none).")
 
 
-@tool(name="sessions_list", groups=["sessions"], read_only=True, usage="List the other sessions you can reach.")
+@tool(
+    name="sessions_list", groups=["sessions", "pegboard"], read_only=True,
+    usage="List the other sessions you can reach.",
+)
 async def sessions_list(input: ListInput, ctx: ToolContext) -> ToolResult:
     """List sessions (newest first) with their agent, kind and last activity."""
     now = time.time()
@@ -112,7 +115,10 @@ class HistoryInput(BaseModel):
     includeTools: bool = Field(default=False, description="Include tool calls and results.")
 
 
-@tool(name="sessions_history", groups=["sessions"], read_only=True, usage="Read another session's transcript.")
+@tool(
+    name="sessions_history", groups=["sessions", "pegboard"], read_only=True,
+    usage="Read another session's transcript.",
+)
 async def sessions_history(input: HistoryInput, ctx: ToolContext) -> ToolResult:
     """Read the recent messages of a session's transcript."""
     name = input.sessionKey or input.sessionId or "current"
@@ -158,7 +164,8 @@ class SendInput(BaseModel):
     timeoutSeconds: float = Field(default=30, ge=0, le=3600, description="Wait this long for a reply (0: don't).")
 
 
-@tool(name="sessions_send", groups=["sessions"], usage="Send a message to another session.")
+@tool(name="sessions_send", groups=["sessions", "pegboard"],
+    usage="Send a message to another session.")
 async def sessions_send(input: SendInput, ctx: ToolContext) -> ToolResult:
     """Send a message to another session and (unless timeoutSeconds is 0) wait for its reply."""
     name = input.sessionKey or input.sessionId
@@ -172,7 +179,10 @@ class SendMessageInput(BaseModel):
     message: str = Field(min_length=1, description="The message.")
 
 
-@tool(name="SendMessage", groups=["messaging"], usage="Send a message to a teammate or subagent by name or id.")
+@tool(
+    name="SendMessage", groups=["sessions", "pegboard"],
+    usage="Send a message to a teammate or subagent by name or id.",
+)
 async def send_message(input: SendMessageInput, ctx: ToolContext) -> ToolResult:
     """Send a message to another agent (a teammate or a subagent) by name or id. The recipient never
     treats it as the user's approval."""

@@ -40,7 +40,7 @@ class ExitPlanModeInput(BaseModel):
 
 @tool(
     name="EnterPlanMode",
-    groups=["planning"],
+    groups=["pegboard"],
     read_only=True,
     usage="Enter plan mode before a non-trivial change: explore and design, then present the plan with ExitPlanMode.",
 )
@@ -72,7 +72,7 @@ def _decision(answer: Any) -> PlanDecision:
 
 @tool(
     name="ExitPlanMode",
-    groups=["planning"],
+    groups=["pegboard"],
     usage="Present the plan for approval and leave plan mode once it is approved.",
 )
 async def exit_plan_mode(input: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:

@@ -194,7 +194,7 @@ class SkillInput(BaseModel):
 
 @tool(
     name="Skill",
-    groups=["skills"],
+    groups=["skills", "pegboard"],
     requires_permission=True,
     read_only=True,
     specifier_matcher=match_skill,
