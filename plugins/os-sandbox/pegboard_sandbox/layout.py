@@ -136,7 +136,7 @@ def bwrap_args(layout: Layout, *, bwrap: str = "bwrap") -> list[str]:
     """The bubblewrap command line (up to ``--``) for ``layout``; the network is always its own
     (empty) namespace: allowed traffic goes through the proxy bridged in."""
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+            "--unshare-user-try", "--unshare-ipc", "--unshare-pid",
             "--unshare-net", "--die-with-parent"]
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
