@@ -19,6 +19,10 @@ class NetworkConfig(BaseModel):
     allowedDomains: list[str] = Field(
         default_factory=list, description="Hosts sandboxed commands may reach through the proxy (none: no network)."
     )
+    deniedDomains: list[str] = Field(
+        default_factory=list, description="Hosts refused everywhere (the web tools and Monitor refuse them too)."
+    )
+    allowManagedDomainsOnly: bool = Field(default=False, description="Only managed settings' domains count.")
     allowPrivateHosts: list[str] = Field(
         default_factory=list, description="Private hosts or networks the proxy may still reach (tests, intranets)."
     )

@@ -54,7 +54,8 @@ class _State:
     async def proxy_socket(self, cfg: SandboxConfig) -> Path:
         if self.proxy is None:
             self.proxy_dir = Path(tempfile.mkdtemp(prefix="pegboard-proxy-"))
-            guard = make_guard(cfg.network.allowedDomains, cfg.network.allowPrivateHosts)
+            guard = make_guard(cfg.network.allowedDomains, cfg.network.allowPrivateHosts,
+                               denied_domains=cfg.network.deniedDomains)
             self.proxy = FilteringProxy(self.proxy_dir / "proxy.sock", guard)
             await self.proxy.start()
         return self.proxy.path

@@ -22,10 +22,16 @@ PRIVATE_SETTING = "sandbox.network.allowPrivateHosts"
 
 
 def make_guard(
-    allowed_domains: Sequence[str], allow_private_hosts: Sequence[str] = (), resolver: Resolver | None = None
+    allowed_domains: Sequence[str],
+    allow_private_hosts: Sequence[str] = (),
+    resolver: Resolver | None = None,
+    denied_domains: Sequence[str] = (),
 ) -> NetworkGuard:
+    """The guard of the proxy: only ``allowed_domains``, never ``denied_domains``, no private
+    address unless ``allow_private_hosts`` names it."""
     policy = GuardPolicy(
         allow_private_hosts=tuple(allow_private_hosts),
+        denied_domains=tuple(denied_domains),
         allowed_domains=tuple(allowed_domains),
         private_hosts_setting=PRIVATE_SETTING,
         allowed_domains_setting=ALLOWED_SETTING,
@@ -90,9 +96,17 @@ class FilteringProxy:
         try:
             checked = await self.guard.acheck_url(url)
             sock = await asyncio.to_thread(self.guard.connect, checked, 10.0)
-        except (NetworkRefused, HostLookupError, ValueError, OSError) as exc:
+        except NetworkRefused as exc:
+            why = str(exc)
+            if exc.setting == ALLOWED_SETTING:
+                why = (f"refused host {exc.host}: sandboxed commands may reach only the hosts in "
+                       f"{ALLOWED_SETTING}; add it there to allow it")
+            self.refusals.append(why)
+            await self._reply(writer, 403, why)
+            return
+        except (HostLookupError, ValueError, OSError) as exc:
             self.refusals.append(str(exc))
-            await self._reply(writer, 403, str(exc))
+            await self._reply(writer, 502, str(exc))
             return
         up_reader, up_writer = await asyncio.open_connection(sock=sock)
         if tunnel:
@@ -108,7 +122,7 @@ class FilteringProxy:
     @staticmethod
     async def _reply(writer: asyncio.StreamWriter, status: int, why: str) -> None:
         body = (why + "\n").encode()
-        reason = {400: "Bad Request", 403: "Forbidden"}.get(status, "Error")
+        reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}.get(status, "Error")
         writer.write(
             f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
             f"Connection: close\r\n\r\n".encode() + body
