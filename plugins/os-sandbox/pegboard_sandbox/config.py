@@ -51,15 +51,17 @@ class SandboxConfig(BaseModel):
 
 
 def _off(name: str) -> Any:
+    """Widening unless the value keeps the check on (an untrusted project may only say ``true``)."""
     def widens(value: Any) -> str | None:
-        return f"{name} {value!r} turns a sandbox check off" if value is False else None
+        return f"{name} {value!r} turns a sandbox check off" if value is not True else None
 
     return widens
 
 
 def _on(name: str) -> Any:
+    """Widening unless the value is ``false`` (an untrusted project may only switch it off)."""
     def widens(value: Any) -> str | None:
-        return f"{name} {value!r} lets commands run with fewer checks" if value is True else None
+        return f"{name} {value!r} lets commands run with fewer checks" if value is not False else None
 
     return widens
 
