@@ -13,6 +13,7 @@ from pegboard import (
     ExecBackend,
     ExecError,
     ExecProcess,
+    HookDecision,
     PermissionDecision,
     StashKey,
     ToolContext,
@@ -151,6 +152,20 @@ def check_permission(call: Any, context: ToolContext) -> PermissionDecision | No
     _state(context).approve_outside(call.tool_use_id, context)
     return PermissionDecision(decision="ask", hard=True,
                               reason="dangerouslyDisableSandbox: this command would run outside the sandbox")
+
+
+@hookimpl
+def permission_request(call: Any, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
+    """``autoAllowBashIfSandboxed``: a command that will run sandboxed needs no tool-default ask.
+    An ask from a rule, a hard ask and every deny still stand."""
+    if call.name not in SANDBOXED_TOOLS or call.input.get("dangerouslyDisableSandbox"):
+        return None
+    cfg = load(context)
+    if not (cfg.enabled and cfg.autoAllowBashIfSandboxed) or decision.rule is not None or decision.hard:
+        return None
+    if probe(cfg.bwrap) is not None:
+        return None
+    return HookDecision(decision="allow", reason="the command runs in the sandbox (sandbox.autoAllowBashIfSandboxed)")
 
 
 @hookimpl

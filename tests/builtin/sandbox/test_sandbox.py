@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import pegboard_sandbox.plugin as sandbox_plugin
+from pegboard.testing import isolated_pegboard
 from pegboard_sandbox import BubblewrapBackend, SandboxRefused, build_layout
 from pegboard_sandbox.check import probe
 from pegboard_sandbox.config import SANDBOX_SECTION
@@ -265,3 +266,20 @@ async def test_proxy_refuses_private_addresses_of_an_allowed_name(tmp_path: Path
         writer.close()
     finally:
         await proxy.close()
+
+
+@needs_bwrap
+async def test_auto_allow_runs_a_sandboxed_command_without_the_ask(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    plain = {"sandbox": {"enabled": True, "autoAllowBashIfSandboxed": False}}
+    asked = await bash(isolated_pegboard(*MODULES, config=plain, cwd=tmp_path), f"touch {marker}")
+    assert asked.is_error and not marker.exists()
+    auto = {"sandbox": {"enabled": True}, "permissions": {"ask": ["Bash(rm:*)"], "deny": ["Bash(curl:*)"]}}
+    pb = isolated_pegboard(*MODULES, config=auto, cwd=tmp_path)
+    ran = await bash(pb, f"touch {marker}")
+    assert not ran.is_error, ran.text
+    assert marker.exists()
+    asks = await bash(pb, f"rm {marker}")
+    assert asks.is_error and marker.exists()
+    denied = await bash(pb, "curl http://127.0.0.1:9/")
+    assert denied.is_error and "denied" in denied.text.lower()
