@@ -283,3 +283,14 @@ async def test_auto_allow_runs_a_sandboxed_command_without_the_ask(tmp_path: Pat
     assert asks.is_error and marker.exists()
     denied = await bash(pb, "curl http://127.0.0.1:9/")
     assert denied.is_error and "denied" in denied.text.lower()
+
+
+@needs_bwrap
+async def test_a_denied_directory_is_empty_inside(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key").write_text("k")
+    config = {"permissions": {"allow": ["Bash"], "deny": ["Read(./secrets/**)"]}, "sandbox": {"enabled": True}}
+    result = await bash(runtime_pegboard(tmp_path, config=config, modules=MODULES),
+                        f"{sys.executable} -c \"import os; print(os.listdir('secrets'))\"")
+    assert result.text == "[]", result.text
+    assert (tmp_path / "secrets" / "key").read_text() == "k"
