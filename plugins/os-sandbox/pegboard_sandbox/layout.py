@@ -1,10 +1,11 @@
 """What the namespace looks like: writable directories, masked and read-only paths.
 
 ``Read(...)`` deny rules become masks (``/dev/null`` on a ``nodev`` bind over a file, so
-opening it fails; an empty read-only tmpfs over a directory) and ``Edit(...)`` deny rules read-only binds, even inside a writable directory.
-bubblewrap binds paths, not patterns, so a pattern rule (``Read(.env)``, ``Read(**/*.pem)``)
-is expanded against the working directories when the sandbox starts; past
-``maxExpandedPaths`` the sandbox refuses to start and names the rule.
+opening it fails; an empty read-only tmpfs over a directory) and ``Edit(...)`` deny rules
+read-only binds, even inside a writable directory. bubblewrap binds paths, not patterns, so
+a pattern rule (``Read(.env)``, ``Read(**/*.pem)``) is expanded against the working
+directories when the sandbox starts; past ``maxExpandedPaths`` the sandbox refuses to start
+and names the rule.
 """
 
 from __future__ import annotations
