@@ -88,7 +88,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
         for _ in range(args.calls * 5):
             await memory()
         profiler.disable()
-        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(45)
         return {}
 
     async with pb.session() as session:

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ from typing import Any
 import httpx
 
 PROTOCOL = "2025-06-18"
+MARKER = re.compile(r"session-\d{3}-marker")
 BLOB_LIMIT = 2_000
 BLOB_TOOL = '''
 """A tool for the load benchmark: a result larger than its size limit."""
@@ -114,9 +116,8 @@ class McpSession:
         raise LoadError(f"{method}: no answer with id {request_id} (lost or crossed)")
 
     async def open(self) -> None:
-        await self.request(
-            "initialize", {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}}
-        )
+        hello = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}}
+        await self.request("initialize", hello)
         await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def close(self) -> None:
@@ -175,9 +176,9 @@ async def one_session(
                 body = text_of(result)
                 if result.get("isError") or marker not in body:
                     raise LoadError(f"{marker}: tool_result_read answered {body[:300]!r}")
-                others = [w for w in body.split() if w.startswith("session-") and w != marker]
+                others = set(MARKER.findall(body)) - {marker}
                 if others:
-                    raise LoadError(f"{marker}: saw another session's result: {others[0]}")
+                    raise LoadError(f"{marker}: saw another session's result: {sorted(others)[0]}")
             latencies.append(time.perf_counter() - started)
             done += 1
     finally:
@@ -209,7 +210,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     secret = project / "secret.txt"
     secret.write_text("not for reading\n")
     (project / ".pegboard").mkdir()
-    settings = {"permissions": {"allow": ["Read", "BenchBlob", "tool_result_read"], "deny": [f"Read(/{secret})"]}}
+    settings = {"permissions": {"deny": [f"Read(/{secret})"]}}
     (project / ".pegboard" / "settings.json").write_text(json.dumps(settings))
     for i in range(args.sessions):
         (files / f"s{i}.txt").write_text("".join(f"session-{i:03d}-marker line {n}\n" for n in range(20)))
@@ -273,7 +274,7 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         "calls_per_s": round(calls / elapsed, 1),
         "p50_ms": round(statistics.median(ordered) * 1000, 2) if ordered else None,
         "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000, 2) if ordered else None,
-        "rss_mib": {"start": round(start_rss / 1024, 1), "peak": round(peak / 1024, 1), "end": round(end_rss / 1024, 1)},
+        "rss_mib": {k: round(v / 1024, 1) for k, v in (("start", start_rss), ("peak", peak), ("end", end_rss))},
         "server_stderr_tail": err.decode(errors="replace")[-500:] if errors else "",
     }
 
