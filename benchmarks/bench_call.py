@@ -8,7 +8,8 @@ await its function, build its ``ToolResult``. Against it:
 - ``Pegboard.call`` of the same tool (an in-memory session, nothing persisted); goal <= 6x;
 - ``Session.call`` through a persisted session (``pb.session()``, SQLite store); goal <= 10x.
 
-Each figure is the median over rounds of the mean time per call. ``--profile`` prints the
+Each figure is the fastest round's mean time per call (rounds of the three paths interleave),
+the estimate least disturbed by other load on the machine. ``--profile`` prints the
 top of a cProfile of the in-memory calls instead.
 """
 
@@ -20,7 +21,6 @@ import cProfile
 import json
 import os
 import pstats
-import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -52,7 +52,7 @@ class Tools:
 
 
 async def per_call(call: Callable[[], Awaitable[object]], calls: int, rounds: int) -> float:
-    """Median over rounds of the mean seconds per call."""
+    """The fastest round's mean seconds per call (the least disturbed by other load)."""
     for _ in range(min(calls, 200)):
         await call()
     samples = []
@@ -61,7 +61,7 @@ async def per_call(call: Callable[[], Awaitable[object]], calls: int, rounds: in
         for _ in range(calls):
             await call()
         samples.append((time.perf_counter() - started) / calls)
-    return statistics.median(samples)
+    return min(samples)
 
 
 async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
@@ -108,8 +108,8 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=2000, help="calls per round")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds per measurement")
+    parser.add_argument("--calls", type=int, default=500, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds per measurement")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of Pegboard.call instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pegboard-bench-call-") as tmp:
