@@ -108,8 +108,8 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=500, help="calls per round")
-    parser.add_argument("--rounds", type=int, default=10, help="rounds per measurement")
+    parser.add_argument("--calls", type=int, default=100, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=40, help="rounds per measurement")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of Pegboard.call instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pegboard-bench-call-") as tmp:
