@@ -98,6 +98,7 @@ class Pegboard:
         self._closed = False
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
+        self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
     def _apply_config_sections(self) -> None:
@@ -190,12 +191,18 @@ class Pegboard:
     def catalog(self) -> PolicyCatalog:
         if self._tool_sources:
             self._sync_tool_sources()
+        return self._catalog(self._policy_tools())
+
+    def _policy_tools(self) -> list[PolicyTool]:
+        return [
+            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, t.unavailable_reason())
+            for t in self.registry.sorted_tools()
+        ]
+
+    def _catalog(self, tools: list[PolicyTool]) -> PolicyCatalog:
         groups = self.registry.group_members()
         return PolicyCatalog(
-            tools=[
-                PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, t.unavailable_reason())
-                for t in self.registry.sorted_tools()
-            ],
+            tools=tools,
             groups=groups,
             profiles={
                 name: (list(p.allow) if p.allow is not None else None) for name, p in self.registry.profiles.items()
@@ -221,13 +228,15 @@ class Pegboard:
         A bare-name permission deny rule (``Bash``, ``Bash(*)``, ``mcp__*``) removes the tool
         from the list too: a tool that can never run is not offered to the model.
         """
-        catalog = self.catalog()
-        key = (agent, provider, model, profile, subagent, tuple(catalog.tools))
+        if self._tool_sources:
+            self._sync_tool_sources()
+        tools = self._policy_tools()
+        key = (agent, provider, model, profile, subagent, tuple(tools))
         cached = self._policy_cache.get(key)
         if cached is None:
             cached = self._remove_denied_tools(
                 resolve_policy(
-                    catalog,
+                    self._catalog(tools),
                     self.config,
                     provider=provider,
                     model=model,
@@ -305,8 +314,9 @@ class Pegboard:
     ) -> PermissionEngine:
         """The rule engine for one working directory and mode; ``session_rules`` are the rules
         a session remembered from approvals, added to the configured ones."""
-        rules = tuple(sorted((k, tuple(v)) for k, v in (session_rules or {}).items() if v))
-        key = (str(cwd or self.cwd), mode, tuple(str(d) for d in additional_dirs), str(home) if home else None, rules)
+        rules = tuple(sorted((k, tuple(v)) for k, v in session_rules.items() if v)) if session_rules else ()
+        dirs = tuple(str(d) for d in additional_dirs) if additional_dirs else ()
+        key = (str(cwd or self.cwd), mode, dirs, str(home) if home else None, rules)
         if key not in self._engines:
             from pegboard.core.permissions import PermissionEngine
 
@@ -404,6 +414,8 @@ class Pegboard:
     async def _combine_permission(
         self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]
     ) -> PermissionDecision:
+        if not self.hooks.has("check_permission"):
+            return decision
         opinions = [decision]
         async for plugin, answer in self.hooks.each("check_permission", errors, call=call, context=ctx):
             if isinstance(answer, PermissionDecision):
@@ -425,9 +437,9 @@ class Pegboard:
         perms = self.config.permissions
         dirs = [*perms.additional_directories, *additional_dirs]
         return ToolContext(
-            cwd=Path(cwd) if cwd is not None else self.cwd,
+            cwd=self.cwd if cwd is None else cwd if isinstance(cwd, Path) else Path(cwd),
             mode=mode or perms.default_mode or "default",
-            additional_dirs=tuple(Path(d).expanduser() for d in dirs),
+            additional_dirs=tuple(Path(d).expanduser() for d in dirs) if dirs else (),
             env=self.env,
             config=self.loaded_config,
             project_dir=self.cwd,
@@ -506,7 +518,7 @@ class Pegboard:
     ) -> ToolResult:
         try:
             policy = self.tools(**selection.as_kwargs())
-            enabled = set(policy.enabled)
+            enabled, why = self._call_sets(policy)
             ctx = self.context(
                 cwd=cwd,
                 mode=mode,
@@ -523,8 +535,17 @@ class Pegboard:
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
-        why = {d.name: d.reason for d in policy.disabled}
         return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
+
+    def _call_sets(self, policy: PolicyResult) -> tuple[set[str], dict[str, str]]:
+        """The enabled names and the reasons for disabled ones, built once per cached policy."""
+        found = self._call_set_cache.get(id(policy))
+        if found is None or found[0] is not policy:
+            if len(self._call_set_cache) >= 64:
+                self._call_set_cache.clear()
+            found = (policy, set(policy.enabled), {d.name: d.reason for d in policy.disabled})
+            self._call_set_cache[id(policy)] = found
+        return found[1], found[2]
 
     def call_sync(self, name: str, tool_input: Any = None, **options: Any) -> ToolResult:
         """:meth:`call` for synchronous code."""

@@ -34,7 +34,9 @@ class HookRunner:
         self.pm = pm
 
     def implementations(self, hook_name: str) -> list[Any]:
-        impls = getattr(self.pm.hook, hook_name).get_hookimpls()
+        impls: list[Any] = getattr(self.pm.hook, hook_name).get_hookimpls()
+        if len(impls) < 2:
+            return impls
         first = [i for i in impls if i.tryfirst]
         last = [i for i in impls if i.trylast]
         rest = [i for i in impls if not i.tryfirst and not i.trylast]
@@ -45,7 +47,10 @@ class HookRunner:
 
     async def each(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
         """Yield ``(plugin name, result)`` for every implementation that returned non-``None``."""
-        for impl in self.implementations(hook_name):
+        impls = self.implementations(hook_name)
+        if not impls:
+            return
+        for impl in impls:
             try:
                 value = await resolve(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
             except Exception as exc:

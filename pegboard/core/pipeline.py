@@ -41,6 +41,8 @@ Approver = Callable[
     "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
 ]
 DEFAULT_TIMEOUT = 600.0
+#: the hooks that receive a call's input and so could change it in place
+INPUT_HOOKS = ("pre_tool_use", "check_permission", "permission_request", "request_approval")
 
 
 class CallRefused(Exception):
@@ -83,6 +85,8 @@ def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]
     Strict function schemas (OpenAI) make every field required and optional ones nullable,
     so models send ``null`` where they mean "use the default".
     """
+    if not any(v is None for v in raw.values()):
+        return raw
     fields = tool.input_model.model_fields
     nulls = [k for k, v in raw.items() if v is None and k in fields and not fields[k].is_required()]
     return {k: v for k, v in raw.items() if k not in nulls} if nulls else raw
@@ -177,7 +181,8 @@ class CallPipeline:
             state.original_input = dict(call.input)
             model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
-            model = validate_input(tool, call.input) if call.input != dump_input(model) else model
+            if self._input_exposed(tool, state, approver) and call.input != dump_input(model):
+                model = validate_input(tool, call.input)
             result = await self.execute(call, model, context, state)
             result = await self.post_tool_use(call, result, context, state)
             result = self.project(tool, result, context, enabled)
@@ -194,6 +199,16 @@ class CallPipeline:
                 tool=context.tool or name,
             )
         return result
+
+    def _input_exposed(self, tool: Tool, state: CallState, approver: Approver | None) -> bool:
+        """Could code outside the kernel have changed ``call.input`` in place? Only hooks, the
+        approver and a tool's own ``permission_subjects`` / ``specifier_matcher`` see it."""
+        if tool.permission_subjects is not None or tool.specifier_matcher is not None:
+            return True
+        if approver is not None and state.permission is not None and state.permission.decision != "allow":
+            return True
+        hooks = self.pb.hooks
+        return any(hooks.has(h) for h in INPUT_HOOKS)
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
@@ -230,6 +245,8 @@ class CallPipeline:
 
     # 3 -------------------------------------------------------------------------------------
     async def pre_tool_use(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> BaseModel:
+        if not self.pb.hooks.has("pre_tool_use"):
+            return model
         decisions: list[HookDecision] = []
         async for plugin, answer in self.pb.hooks.each("pre_tool_use", state.hook_errors, call=call, context=ctx):
             decision = self._hook_decision(answer, plugin, "pre_tool_use", state)
@@ -379,8 +396,11 @@ class CallPipeline:
     # 6 -------------------------------------------------------------------------------------
     async def execute(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> ToolResult:
         timeout = call.tool.timeout or self.pb.default_timeout
+        if ctx.session is not None and ctx.session.has_readers():
+            await asyncio.sleep(0)  # let events() readers take call_started before the tool runs
         try:
-            value = await asyncio.wait_for(call.tool.run(model, ctx), timeout)
+            async with asyncio.timeout(timeout):
+                value = await call.tool.run(model, ctx)
             return coerce_result(value)
         except TimeoutError as exc:
             result = ToolResult.refusal(
@@ -406,6 +426,8 @@ class CallPipeline:
     # 7 -------------------------------------------------------------------------------------
     async def post_tool_use(self, call: ToolCall, result: ToolResult, ctx: ToolContext, state: CallState) -> ToolResult:
         if result.is_error and result.reason in (Reason.TOOL_ERROR, Reason.TIMEOUT):
+            return result
+        if not self.pb.hooks.has("post_tool_use"):
             return result
         async for plugin, answer in self.pb.hooks.each(
             "post_tool_use", state.hook_errors, call=call, result=result, context=ctx

@@ -216,6 +216,7 @@ class Session:
         self.resumed = resumed
         self.result_quota = result_quota
         self._record = record
+        self._cwd_path: tuple[str, Path] | None = None
         self.notices: list[str] = []
         self.state = SessionState(store, record.id, report=self._notice)
         self.results = SessionResults(self)
@@ -248,7 +249,12 @@ class Session:
 
     @property
     def cwd(self) -> Path:
-        return Path(self._record.cwd) if self._record.cwd else self.pegboard.cwd
+        cwd = self._record.cwd
+        if not cwd:
+            return self.pegboard.cwd
+        if self._cwd_path is None or self._cwd_path[0] != cwd:
+            self._cwd_path = (cwd, Path(cwd))
+        return self._cwd_path[1]
 
     @cwd.setter
     def cwd(self, value: Path | str) -> None:
@@ -268,7 +274,8 @@ class Session:
 
     @property
     def additional_dirs(self) -> tuple[Path, ...]:
-        return tuple(Path(d) for d in self._record.additional_dirs)
+        dirs = self._record.additional_dirs
+        return tuple(Path(d) for d in dirs) if dirs else ()
 
     def _save(self, **changes: Any) -> None:
         self._record = replace(self._record, **changes)
@@ -427,6 +434,8 @@ class Session:
     # -- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: Any = None, *, tool_use_id: str | None = None, tool: str | None = None) -> None:
         """Report an event to every ``events()`` reader and ``on_event`` hook; never blocks."""
+        if not self._consumers and not self.pegboard.hooks.has("on_event"):
+            return
         event = SessionEvent(kind, data, tool_use_id, tool)
         for consumer in list(self._consumers):
             consumer.push(event)
@@ -460,6 +469,10 @@ class Session:
         finally:
             if consumer in self._consumers:
                 self._consumers.remove(consumer)
+
+    def has_readers(self) -> bool:
+        """Is any ``events()`` reader listening?"""
+        return bool(self._consumers)
 
     def dropped_events(self) -> int:
         return sum(c.dropped for c in self._consumers)

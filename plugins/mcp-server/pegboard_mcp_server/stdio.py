@@ -258,8 +258,11 @@ class StdioServer:
                 self.out.transport.close()
 
     async def bridge(self) -> Bridge:
-        assert self.bridge_future is not None
-        return await asyncio.shield(self.bridge_future)
+        future = self.bridge_future
+        assert future is not None
+        if future.done() and not future.cancelled() and future.exception() is None:
+            return future.result()
+        return await asyncio.shield(future)
 
     # -- wire --------------------------------------------------------------------------------
     def send(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
