@@ -238,6 +238,7 @@ class Bridge:
         client: Any = None,
         progress: Progress | None = None,
         log_message: LogSender | None = None,
+        sample: Any = None,
         request_id: Any = None,
     ) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
@@ -250,6 +251,9 @@ class Bridge:
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
         approver = elicitation_approver(elicit) if elicit is not None else None
+        from pegboard_mcp_server.sampling import CURRENT_SAMPLER
+
+        sampler_token = CURRENT_SAMPLER.set(sample)
         try:
             session = self.session_for(client)
             session.approver = approver
@@ -264,6 +268,7 @@ class Bridge:
             log.exception("call of %s failed", name)
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         finally:
+            CURRENT_SAMPLER.reset(sampler_token)
             if client is None and "session" in locals():
                 await session.close()
         return result_to_mcp(result)

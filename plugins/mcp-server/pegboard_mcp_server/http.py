@@ -80,6 +80,31 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 )
 
         before = bridge.signature(client) if client is not None else None
+        async def sample(instruction: str, text: str, max_tokens: int) -> str | None:
+            caps = ctx.session.client_capabilities
+            if caps is None or caps.sampling is None:
+                return None
+            import warnings
+
+            from pegboard_mcp_server.sampling import sampling_message
+
+            message = types.SamplingMessage(
+                role="user", content=types.TextContent(type="text", text=sampling_message(instruction, text))
+            )
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    answer = await ctx.session.create_message(
+                        [message], max_tokens=max_tokens, related_request_id=ctx.request_id
+                    )
+            except Exception as exc:
+                log.info("sampling failed: %s", exc)
+                return None
+            content = answer.content
+            blocks = content if isinstance(content, list) else [content]
+            texts = [b.text for b in blocks if isinstance(b, types.TextContent)]
+            return "\n".join(texts) if texts else None
+
         async def log_message(level: str, data: Any, logger: str | None) -> None:
             await ctx.session.send_log_message(level, data, logger, related_request_id=ctx.request_id)
 
@@ -90,6 +115,7 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             client=client,
             progress=progress,
             log_message=log_message,
+            sample=sample,
             request_id=ctx.request_id,
         )
         if client is not None and bridge.signature(client) != before:

@@ -435,6 +435,33 @@ class StdioServer:
         result = answer.get("result")
         return result if isinstance(result, dict) else None
 
+    async def sample(self, instruction: str, text: str, max_tokens: int) -> str | None:
+        """Ask the client's model (MCP sampling); ``None`` when the client cannot or will not."""
+        if "sampling" not in self.client_capabilities or self.closed.is_set():
+            return None
+        from pegboard_mcp_server.sampling import sampling_message
+
+        request_id = f"pegboard-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": sampling_message(instruction, text)}}],
+            "maxTokens": max_tokens,
+        }
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "sampling/createMessage", "params": params})
+        try:
+            answer = await asyncio.wait_for(future, ELICIT_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            self.pending.pop(request_id, None)
+            if self.closed.is_set():
+                return None
+            raise
+        result = answer.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        if isinstance(content, list):
+            content = next((c for c in content if isinstance(c, dict) and c.get("type") == "text"), None)
+        return content.get("text") if isinstance(content, dict) and isinstance(content.get("text"), str) else None
+
     # -- methods -----------------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -517,6 +544,7 @@ class StdioServer:
                 client=self,
                 progress=progress,
                 log_message=self._log_sender(),
+                sample=self.sample,
                 request_id=token,
             )
         except asyncio.CancelledError:

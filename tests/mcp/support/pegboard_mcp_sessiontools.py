@@ -42,6 +42,19 @@ async def chatty(input: NoInput, ctx: ToolContext) -> str:
     return "said it"
 
 
+class AskInput(BaseModel):
+    question: str
+
+
+@tool(name="AskModel", read_only=True, input_model=AskInput)
+async def ask_model(input: AskInput, ctx: ToolContext) -> str:
+    """Ask the small model a question about a fixed text."""
+    from pegboard import CompletionRequest, request_completion
+
+    answer = await request_completion(ctx, CompletionRequest(input.question, "the sky is green", "test"))
+    return f"model said: {answer}"
+
+
 def _deferred(name: str, description: str) -> Any:
     async def run(input: NoInput, ctx: ToolContext) -> str:
         return f"{name} ran"
@@ -54,4 +67,5 @@ def register_tools(register: Any) -> None:
     register(steps)
     register(tally)
     register(chatty)
+    register(ask_model)
     register(_deferred("LazyWeather", "Current weather for a city, loaded on demand."))
