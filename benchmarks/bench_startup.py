@@ -2,9 +2,10 @@
 
     python benchmarks/bench_startup.py [--runs N]
 
-Reports the median wall time of ``python -c pass`` (the baseline), ``pegboard --help`` and
-``pegboard tools --json`` with every in-repo plugin installed, and each as a ratio of the
-baseline. Goals: ``tools --json`` under 300 ms; ``--help`` close to the interpreter's start.
+Reports the median wall time of ``python -S -c pass`` (the baseline: this venv's interpreter
+without site-packages), ``python -c pass``, ``pegboard --help`` and ``pegboard tools --json``
+with every in-repo plugin installed, and each as a ratio of the baseline. Goals: ``tools --json``
+under 300 ms; ``--help`` close to the interpreter's start.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import sys
 import tempfile
 import time
 
+BASELINE = "python -S -c pass"
 CASES = {
+    BASELINE: [sys.executable, "-S", "-c", "pass"],
     "python -c pass": [sys.executable, "-c", "pass"],
     "pegboard --help": [sys.executable, "-m", "pegboard", "--help"],
     "pegboard tools --json": [sys.executable, "-m", "pegboard", "tools", "--json"],
@@ -39,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as cwd:
         results = {name: median_seconds(cmd, args.runs, cwd) for name, cmd in CASES.items()}
-    base = results["python -c pass"]
+    base = results[BASELINE]
     print(f"{'command':<24} {'median ms':>10} {'x baseline':>11}")
     for name, seconds in results.items():
         print(f"{name:<24} {seconds * 1000:>10.1f} {seconds / base:>11.2f}")

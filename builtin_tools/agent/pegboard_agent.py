@@ -10,7 +10,6 @@ A subagent never gets ``Agent`` itself: subagents do not spawn subagents.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
 import secrets
@@ -207,6 +206,8 @@ class SpawnInput(BaseModel):
 
 
 async def _run_spawned(ctx: ToolContext, run_id: str, request: SubagentRequest, timeout: float | None) -> None:
+    import asyncio
+
     pb: Any = ctx._pegboard
     runs = pb.stash.setdefault(RUNS, {})
     try:
@@ -230,6 +231,8 @@ async def _run_spawned(ctx: ToolContext, run_id: str, request: SubagentRequest, 
 async def sessions_spawn(input: SpawnInput, ctx: ToolContext) -> ToolResult:
     """Start a sub-agent run and return at once (status "accepted"); its result is announced back to
     this chat when it finishes."""
+    import asyncio
+
     pb: Any = ctx._pegboard
     allowed, allow_any = allowed_agents(ctx)
     target = input.agentId or allowed[0]

@@ -9,11 +9,10 @@ on the terminal itself, so ``pegboard call AskUserQuestion`` works interactively
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -31,6 +30,9 @@ from pegboard import (
     hookimpl,
     tool,
 )
+
+if TYPE_CHECKING:
+    import asyncio
 
 CLOCK: StashKey[Any] = StashKey("pegboard-ask-user-clock")
 TIMEOUTS = {"60s": 60.0, "5m": 300.0, "10m": 600.0}
@@ -107,6 +109,8 @@ def _to_request(data: AskUserQuestionInput, timeout: float | None, clock: Any) -
 async def wait_for_answers(answer: asyncio.Future[Any] | asyncio.Task[Any], request: QuestionRequest) -> Any | None:
     """The host's answer, or ``None`` when the user stayed idle for ``request.timeout``.
     Every ``request.touch()`` pushes the deadline back."""
+    import asyncio
+
     if request.timeout is None:
         return await answer
     clock = request.clock
@@ -150,6 +154,8 @@ async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> To
     decide between implementation choices. Each question has a short header and 2-4 options with
     descriptions; the user can always answer "Other" in their own words. Use multiSelect when choices
     are not exclusive. Put a recommended option first and add "(Recommended)" to its label."""
+    import asyncio
+
     if input.answers:
         answers = _normalise(input.answers, input)
         return ToolResult.from_text(_format(answers), structured={"answers": answers, "timed_out": False})
@@ -225,6 +231,8 @@ def prompt_on(request: QuestionRequest, read: Callable[[], str], out: TextIO) ->
 
 def _read_in_thread(request: QuestionRequest) -> asyncio.Future[dict[str, Any]]:
     """Run the terminal prompt in a daemon thread, so a timeout never waits on ``input()``."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[dict[str, Any]] = loop.create_future()
 

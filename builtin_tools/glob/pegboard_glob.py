@@ -6,7 +6,6 @@ by one glob matcher, so they answer the same on the same tree.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Mapping
@@ -98,6 +97,8 @@ async def list_files(
 
     ``rg_glob`` only narrows what rg prints (it is not given with ignore files on, where rg
     would let it override them); the caller filters with its own matcher either way."""
+    import asyncio
+
     if backend is not None:
         args = ["--files", "--hidden", "--no-config", "--no-messages", "--sortr=modified"]
         args += ["--no-ignore"] if not ignore else ["--no-ignore-global"]

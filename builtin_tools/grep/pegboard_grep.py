@@ -7,7 +7,6 @@ records. Both feed one renderer, so the output is the same on the same tree.
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import os
 import re
@@ -533,6 +532,8 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
     "rust"). Respects .gitignore (name a gitignored file in path to search it anyway);
     searches hidden files, never VCS directories. head_limit (default 250, 0 = all) and
     offset page through long results."""
+    import asyncio
+
     started = time.monotonic()
     try:
         backend = choose_backend(_setting(ctx, "tools", "grep", "backend"), ctx.env or None)

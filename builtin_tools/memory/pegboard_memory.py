@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sqlite3
 import sys
 import threading
 import time
@@ -323,6 +322,8 @@ class MemoryIndex:
     """
 
     def __init__(self, refresh_seconds: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        import sqlite3
+
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute(
             "CREATE VIRTUAL TABLE chunks USING fts5(path UNINDEXED, start UNINDEXED, end UNINDEXED, body, "

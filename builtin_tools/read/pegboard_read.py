@@ -8,7 +8,6 @@ file, size and mtime, so later pages of a big log are read directly.
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import math
 import os
@@ -182,6 +181,8 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     WebP, BMP) come back as image content sized for the model; PDFs as text by page (pass
     pages, such as "1-5", for PDFs over 10 pages); notebooks (.ipynb) as cells with their
     outputs. Reads files only: list a directory with LS."""
+    import asyncio
+
     try:
         path = resolve_path(input.file_path, ctx.cwd, ctx.env.get("HOME"))
     except ValueError as exc:

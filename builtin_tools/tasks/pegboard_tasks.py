@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,7 +29,6 @@ from pegboard import (
     Session,
     SessionKey,
     SessionState,
-    SQLiteSessionStore,
     StashKey,
     Tool,
     ToolContext,
@@ -38,6 +37,9 @@ from pegboard import (
     tool,
 )
 from pegboard.core.store import default_data_dir
+
+if TYPE_CHECKING:
+    from pegboard import SQLiteSessionStore
 
 ENV_SWITCH = "PEGBOARD_ENABLE_TASKS"
 SEED_ENV_SWITCH = "FUXI_CODE_ENABLE_TASKS"
@@ -144,6 +146,8 @@ def user_state(pegboard: Pegboard) -> SessionState:
     """The durable user-scope list: its own SQLite file in the data directory."""
     store = pegboard.stash.get(USER_STORE)
     if store is None:
+        from pegboard import SQLiteSessionStore
+
         store = SQLiteSessionStore(default_data_dir(pegboard.data_env()) / USER_STORE_FILE)
         pegboard.stash[USER_STORE] = store
     return SessionState(store, USER_LIST_ID)

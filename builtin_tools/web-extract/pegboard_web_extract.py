@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-import anyio
 from pydantic import BaseModel, Field
 
 from pegboard import (
@@ -103,6 +102,8 @@ async def web_extract(input: WebExtractInput, ctx: ToolContext) -> ToolResult:
     text (Markdown, or plain text with extractMode="text"), links (absolute URLs on the page)
     and error (null, or why that URL failed: blocked address, HTTP error, binary content, a
     redirect to another host that was not followed). One URL failing does not fail the others."""
+    import anyio
+
     settings: ExtractSettings = ctx.settings(SETTINGS_KEY)
     if not settings.enabled:
         return ToolResult.refusal("unavailable", f"web_extract is turned off by {SETTINGS_KEY}.enabled",

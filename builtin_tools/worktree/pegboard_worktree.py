@@ -20,8 +20,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pegboard import ExecError, SessionKey, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_toolkit.exec import backend_for, process_env
-from pegboard_toolkit.shell import SHELL_CWD
 
 WORKTREES = Path(".pegboard") / "worktrees"
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -39,6 +37,8 @@ class GitError(Exception):
 async def git(ctx: ToolContext, args: list[str], cwd: Path) -> str:
     """Run ``git args`` in ``cwd`` through the exec backend; its output, or ``GitError``."""
     try:
+        from pegboard_toolkit.exec import backend_for, process_env
+
         backend = await backend_for(ctx)
         proc = await backend.start(["git", *args], cwd=cwd, env=process_env(ctx, {"GIT_TERMINAL_PROMPT": "0"}))
     except (ExecError, OSError) as exc:
@@ -76,6 +76,8 @@ def _current(ctx: ToolContext) -> dict[str, Any] | None:
 def _shell_cwd(ctx: ToolContext) -> Path:
     saved: str | None = None
     if ctx.session is not None:
+        from pegboard_toolkit.shell import SHELL_CWD
+
         saved = ctx.session.state.get(SHELL_CWD)
     return Path(saved) if saved and Path(saved).is_dir() else ctx.cwd
 
@@ -164,6 +166,8 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
     previous = current["previous_cwd"] if current is not None else str(cwd)
     state = {"path": str(path), "repo": str(repo), "branch": branch, "created": created, "previous_cwd": previous}
     ctx.session.state[WORKTREE] = json.dumps(state)
+    from pegboard_toolkit.shell import SHELL_CWD
+
     ctx.session.state[SHELL_CWD] = str(path)
     what = f"Created worktree {path} on branch {branch}" if created else f"Entered worktree {path}"
     return ToolResult.from_text(f"{what}. The shell now starts there; leave it with ExitWorktree.",
@@ -210,6 +214,8 @@ async def exit_worktree(input: ExitWorktreeInput, ctx: ToolContext) -> ToolResul
         except GitError as exc:
             return ToolResult.refusal("tool_error", str(exc), error_kind="git_failed")
     previous = current.get("previous_cwd") or str(ctx.cwd)
+    from pegboard_toolkit.shell import SHELL_CWD
+
     ctx.session.state[SHELL_CWD] = previous
     del ctx.session.state[WORKTREE]
     done = "Removed" if input.action == "remove" else "Kept"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field
 
 from pegboard import CompletionRequest, ConfigSection, ConfigSectionRegister, ToolContext, hookimpl
@@ -64,6 +63,8 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 @hookimpl
 async def complete(request: CompletionRequest, context: ToolContext) -> str | None:
+    import httpx
+
     settings: SmallModelSettings = context.settings(SETTINGS_KEY)
     if not settings.base_url or not settings.model:
         return None

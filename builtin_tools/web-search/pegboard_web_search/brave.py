@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
-
 from pegboard import ToolContext
 from pegboard_toolkit.websearch import SearchError, SearchHit, SearchRequest
 
@@ -27,6 +25,8 @@ class BraveBackend:
         return None
 
     async def search(self, request: SearchRequest, context: ToolContext) -> Sequence[SearchHit]:
+        import httpx
+
         settings: WebSearchSettings = context.settings(SETTINGS_KEY)
         key = _key(context)
         if key is None:

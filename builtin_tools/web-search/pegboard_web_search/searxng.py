@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
-
 from pegboard import ToolContext
 from pegboard_toolkit.websearch import SearchError, SearchHit, SearchRequest
 
@@ -22,6 +20,8 @@ class SearxngBackend:
         return None
 
     async def search(self, request: SearchRequest, context: ToolContext) -> Sequence[SearchHit]:
+        import httpx
+
         settings: WebSearchSettings = context.settings(SETTINGS_KEY)
         base = settings.searxng.baseUrl
         if not base:

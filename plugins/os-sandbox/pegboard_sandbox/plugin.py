@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,7 +23,9 @@ from pegboard_sandbox.backend import BubblewrapBackend, SandboxUnavailable
 from pegboard_sandbox.check import probe
 from pegboard_sandbox.config import SANDBOX_SECTION, SANDBOXED_TOOLS, SandboxConfig, load
 from pegboard_sandbox.layout import Layout, build_layout
-from pegboard_sandbox.proxy import FilteringProxy, make_guard
+
+if TYPE_CHECKING:
+    from pegboard_sandbox.proxy import FilteringProxy
 
 
 class _State:
@@ -55,6 +57,8 @@ class _State:
     async def proxy_socket(self, cfg: SandboxConfig) -> Path:
         if self.proxy is None:
             self.proxy_dir = Path(tempfile.mkdtemp(prefix="pegboard-proxy-"))
+            from pegboard_sandbox.proxy import FilteringProxy, make_guard
+
             guard = make_guard(cfg.network.allowedDomains, cfg.network.allowPrivateHosts,
                                denied_domains=cfg.network.deniedDomains)
             self.proxy = FilteringProxy(self.proxy_dir / "proxy.sock", guard)

@@ -70,15 +70,14 @@ if TYPE_CHECKING:
         HostLookupError,
         NetworkGuard,
         NetworkRefused,
-        PinnedTransport,
         Resolver,
-        SyncPinnedTransport,
         SystemResolver,
         embedded_ipv4,
         is_public,
         non_public_reason,
     )
     from pegboard_toolkit.output import CapturedOutput, OutputCapture
+    from pegboard_toolkit.pinned import PinnedTransport, SyncPinnedTransport
     from pegboard_toolkit.ripgrep import (
         RG_UNAVAILABLE,
         RgResult,
@@ -172,9 +171,9 @@ _EXPORTS = {
     "HostLookupError": "pegboard_toolkit.netguard",
     "NetworkGuard": "pegboard_toolkit.netguard",
     "NetworkRefused": "pegboard_toolkit.netguard",
-    "PinnedTransport": "pegboard_toolkit.netguard",
+    "PinnedTransport": "pegboard_toolkit.pinned",
     "Resolver": "pegboard_toolkit.netguard",
-    "SyncPinnedTransport": "pegboard_toolkit.netguard",
+    "SyncPinnedTransport": "pegboard_toolkit.pinned",
     "SystemResolver": "pegboard_toolkit.netguard",
     "embedded_ipv4": "pegboard_toolkit.netguard",
     "is_public": "pegboard_toolkit.netguard",

@@ -14,16 +14,16 @@ DNS-rebinding window), and every redirect hop is checked again.
 from __future__ import annotations
 
 import ipaddress
-import socket
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
-
-import anyio.to_thread
-import httpx
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pegboard import InvalidUrlError, ParsedUrl, parse_url
+
+if TYPE_CHECKING:
+    import socket
+
+    from pegboard_toolkit.pinned import PinnedTransport, SyncPinnedTransport
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 ErrorKind = Literal["blocked_address", "blocked_scheme", "credentials_in_url", "denied_domain"]
@@ -67,6 +67,8 @@ class SystemResolver:
     """``getaddrinfo``: the system's resolver, so ``/etc/hosts`` and search domains apply."""
 
     def resolve(self, host: str, port: int) -> Sequence[str]:
+        import socket
+
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         out: list[str] = []
         for _family, _type, _proto, _name, sockaddr in infos:
@@ -275,6 +277,8 @@ class NetworkGuard:
         parsed, port = self._check_static(url)
         if parsed.ip is not None:
             return CheckedUrl(parsed, parsed.host, port, (parsed.ip,))
+        import anyio.to_thread
+
         addresses = await anyio.to_thread.run_sync(self._lookup, parsed.host, port)
         return self._check_addresses(url, parsed, port, addresses)
 
@@ -375,6 +379,8 @@ class NetworkGuard:
         Wrap it in TLS with ``server_hostname=checked.host`` so the certificate is verified for
         the name, not the address.
         """
+        import socket
+
         error: OSError | None = None
         for ip in checked.addresses:
             try:
@@ -385,99 +391,21 @@ class NetworkGuard:
 
     def transport(self, **options: object) -> PinnedTransport:
         """An httpx async transport that checks every request (each redirect hop too) and pins it."""
+        from pegboard_toolkit.pinned import PinnedTransport
+
         return PinnedTransport(self, **options)
 
     def sync_transport(self, **options: object) -> SyncPinnedTransport:
         """The same for ``httpx.Client``."""
+        from pegboard_toolkit.pinned import SyncPinnedTransport
+
         return SyncPinnedTransport(self, **options)
 
 
-_MAX_POOLS = 32
+def __getattr__(name: str) -> Any:
+    """The pinned transports live in ``pegboard_toolkit.pinned`` (it imports httpx); old names still work."""
+    if name in ("PinnedTransport", "SyncPinnedTransport"):
+        from pegboard_toolkit import pinned
 
-
-def _pinned_request(request: httpx.Request, checked: CheckedUrl, ip: IPAddress) -> httpx.Request:
-    """``request`` sent to ``ip``: the Host header and TLS name stay those of the URL's host."""
-    extensions = dict(request.extensions)
-    if checked.url.ip is None:
-        extensions["sni_hostname"] = checked.host
-    return httpx.Request(
-        request.method,
-        request.url.copy_with(host=ip.compressed),
-        headers=request.headers,
-        stream=request.stream,
-        extensions=extensions,
-    )
-
-
-class PinnedTransport(httpx.AsyncBaseTransport):
-    """Checks each request's URL with the guard and connects to the address it checked.
-
-    One connection pool per host name, so a TLS connection verified for one name is never
-    reused for another name that happens to share its address. Options go to
-    ``httpx.AsyncHTTPTransport`` (``verify``, ``retries``, ...).
-    """
-
-    def __init__(self, guard: NetworkGuard, **options: object) -> None:
-        self.guard = guard
-        self._options = options
-        self._pools: OrderedDict[str, httpx.AsyncHTTPTransport] = OrderedDict()
-
-    async def _pool(self, host: str) -> httpx.AsyncHTTPTransport:
-        pool = self._pools.pop(host, None)
-        if pool is None:
-            pool = httpx.AsyncHTTPTransport(**self._options)  # type: ignore[arg-type]
-        self._pools[host] = pool
-        while len(self._pools) > _MAX_POOLS:
-            _, old = self._pools.popitem(last=False)
-            await old.aclose()
-        return pool
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        checked = await self.guard.acheck_url(str(request.url))
-        pool = await self._pool(checked.host)
-        error: httpx.ConnectError | None = None
-        for ip in checked.addresses:
-            try:
-                return await pool.handle_async_request(_pinned_request(request, checked, ip))
-            except httpx.ConnectError as exc:
-                error = exc
-        assert error is not None
-        raise error
-
-    async def aclose(self) -> None:
-        while self._pools:
-            await self._pools.popitem()[1].aclose()
-
-
-class SyncPinnedTransport(httpx.BaseTransport):
-    """``PinnedTransport`` for ``httpx.Client``."""
-
-    def __init__(self, guard: NetworkGuard, **options: object) -> None:
-        self.guard = guard
-        self._options = options
-        self._pools: OrderedDict[str, httpx.HTTPTransport] = OrderedDict()
-
-    def _pool(self, host: str) -> httpx.HTTPTransport:
-        pool = self._pools.pop(host, None)
-        if pool is None:
-            pool = httpx.HTTPTransport(**self._options)  # type: ignore[arg-type]
-        self._pools[host] = pool
-        while len(self._pools) > _MAX_POOLS:
-            self._pools.popitem(last=False)[1].close()
-        return pool
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        checked = self.guard.check_url(str(request.url))
-        pool = self._pool(checked.host)
-        error: httpx.ConnectError | None = None
-        for ip in checked.addresses:
-            try:
-                return pool.handle_request(_pinned_request(request, checked, ip))
-            except httpx.ConnectError as exc:
-                error = exc
-        assert error is not None
-        raise error
-
-    def close(self) -> None:
-        while self._pools:
-            self._pools.popitem()[1].close()
+        return getattr(pinned, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,6 @@ and needs ``pwsh`` 7 or later on ``PATH``. PowerShell starts with ``-NoProfile
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import re
@@ -19,20 +18,12 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pegboard import ToolContext
-from pegboard_toolkit.exec import backend_for, process_env
-from pegboard_toolkit.output import OutputCapture
-from pegboard_toolkit.shell import (
-    DRAIN_AFTER_EXIT_S,
-    KILL_GRACE_S,
-    ShellOutcome,
-    ShellSettings,
-    settle_cwd,
-    shell_cwd,
-    spill_path,
-)
+if TYPE_CHECKING:
+    from pegboard import ToolContext
+    from pegboard_toolkit.output import OutputCapture
+    from pegboard_toolkit.shell import ShellOutcome, ShellSettings
 
 USE_VARS = ("PEGBOARD_USE_POWERSHELL_TOOL", "FUXI_CODE_USE_POWERSHELL_TOOL")
 RESPECT_POLICY_VARS = ("PEGBOARD_POWERSHELL_RESPECT_EXECUTION_POLICY", "FUXI_CODE_POWERSHELL_RESPECT_EXECUTION_POLICY")
@@ -123,6 +114,12 @@ async def run_powershell(
     ctx: ToolContext, command: str, *, pwsh: str, settings: ShellSettings, timeout_s: float, respect_policy: bool
 ) -> ShellOutcome:
     """Run ``command`` in the foreground with Bash's limits and cwd carry-over."""
+    import asyncio
+
+    from pegboard_toolkit.exec import backend_for, process_env
+    from pegboard_toolkit.output import OutputCapture
+    from pegboard_toolkit.shell import DRAIN_AFTER_EXIT_S, KILL_GRACE_S, ShellOutcome, settle_cwd, shell_cwd, spill_path
+
     assert ctx.session is not None
     cwd = shell_cwd(ctx, settings)
     cwd_file = ctx.session.directory / f".cwd-{secrets.token_hex(6)}"

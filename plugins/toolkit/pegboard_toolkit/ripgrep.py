@@ -13,7 +13,6 @@ own process group, killed as a group on timeout or cancellation.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import signal
@@ -24,6 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
 
 from pegboard import ExecBackend, ExecError, ToolContext
 
@@ -69,6 +72,7 @@ def wheel_ripgrep() -> str | None:
 
 
 def _starts(candidate: str) -> bool:
+
     with _probe_lock:
         known = _probed.get(candidate)
     if known is not None:
@@ -85,6 +89,7 @@ def _starts(candidate: str) -> bool:
 
 def find_ripgrep(env: Mapping[str, str] | None = None, *, use_wheel: bool = True) -> str | None:
     """The rg to run for a call with environment ``env`` (default: this process's), or ``None``."""
+
     environ = env if env is not None else os.environ
     explicit = environ.get(RG_PATH_ENV)
     if explicit:
@@ -159,6 +164,8 @@ async def run_ripgrep(
     """Run ``rg args`` in ``cwd`` through the call's execution backend (``ctx``; the local
     backend without one), in its own process group; kill the group on timeout or
     cancellation. With ``max_lines``, stop reading after that many output lines and end rg."""
+    import asyncio
+
     from pegboard_toolkit.exec import LocalBackend, backend_for
 
     run_env = dict(env) if env is not None else dict(os.environ)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,6 +64,8 @@ def shell_binary(name: str = "bash") -> str | None:
 
 @functools.lru_cache(maxsize=32)
 def _which(name: str, path: str) -> str | None:
+    import shutil
+
     return shutil.which(name, path=path)
 
 

@@ -9,12 +9,14 @@ injectable, so expiry is tested without sleeping.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 V = TypeVar("V")
 
@@ -99,6 +101,8 @@ class WebCache(Generic[V]):
         cached = self.get(key)
         if cached is not None:
             return cached, True
+        import asyncio
+
         loop = asyncio.get_running_loop()
         running = self._inflight.get(key)
         if running is not None and running[0] is loop:

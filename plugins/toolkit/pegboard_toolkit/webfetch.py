@@ -15,13 +15,13 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import httpx
 from pydantic import BaseModel, Field
 
 from pegboard import InvalidUrlError, StashKey, parse_url
 
 if TYPE_CHECKING:
+    import httpx
+
     from pegboard import ToolContext
     from pegboard_toolkit.netguard import NetworkGuard, Resolver
 
@@ -199,6 +199,9 @@ async def fetch(
 ) -> FetchedBody | CrossHostRedirect:
     """GET ``url`` through ``guard``. Raises ``FetchError`` (timeouts, HTTP errors, too many
     redirects, bodies that cannot be decoded) and the guard's ``NetworkRefused``."""
+    import anyio
+    import httpx
+
     from pegboard_toolkit.netguard import HostLookupError
 
     limits = limits or FetchLimits()

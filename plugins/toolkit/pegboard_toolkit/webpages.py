@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import anyio.to_thread
-
 from pegboard import InvalidUrlError, StashKey, ToolResult
 from pegboard_toolkit.webcache import WebCache
 from pegboard_toolkit.webcontent import ContentError, Mode, PageContent, to_text
@@ -110,6 +108,8 @@ async def load_page(
 
 
 async def _convert(answer: FetchedBody, mode: Mode, max_chars: int) -> LoadedPage:
+    import anyio.to_thread
+
     content = await anyio.to_thread.run_sync(to_text, answer.body, answer.content_type, answer.final_url, mode,
                                              max_chars)
     return LoadedPage(answer.url, answer.final_url, answer.status, content, answer.truncated)
