@@ -11,12 +11,13 @@ import os
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
-
 if pidfile := os.environ.get("SDK_SERVER_PIDFILE"):
     Path(pidfile).write_text(str(os.getpid()), encoding="utf-8")
 if slow := float(os.environ.get("SDK_SERVER_SLOW", "0") or 0):
     time.sleep(slow)
+
+from mcp.server.mcpserver import MCPServer
+
 if mark := os.environ.get("SDK_SERVER_MARK"):
     with Path(mark).open("a", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n")
