@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -110,12 +111,54 @@ def setup(force: bool = True) -> None:
     say("done; the next start skips the installs until a pyproject.toml or requirements file changes")
 
 
+def bubblewrap_install_commands() -> list[list[str]] | str:
+    """The apt-get commands that install bubblewrap (the sandbox's tests need it), or why none run:
+    already installed, not Linux, no apt-get, or neither root nor sudo."""
+    if shutil.which("bwrap"):
+        return "bubblewrap is installed"
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap is Linux only; the sandbox tests will skip"
+    if not shutil.which("apt-get"):
+        return "bubblewrap is missing and there is no apt-get; install it by hand for the sandbox tests"
+    if os.geteuid() == 0:
+        prefix: list[str] = []
+    elif shutil.which("sudo"):
+        prefix = ["sudo", "-n"]
+    else:
+        return "bubblewrap is missing and installing it needs root or sudo; the sandbox tests will skip"
+    env = ["env", "DEBIAN_FRONTEND=noninteractive"]
+    return [[*prefix, *env, "apt-get", "update", "-q"],
+            [*prefix, *env, "apt-get", "install", "-y", "-q", "--no-install-recommends", "bubblewrap"]]
+
+
+def ensure_bubblewrap() -> None:
+    """Install bubblewrap when it is missing and we may; never fail the setup over it."""
+    plan = bubblewrap_install_commands()
+    if isinstance(plan, str):
+        if "installed" not in plan:
+            say(plan)
+        return
+    say("bubblewrap is missing: installing it with apt-get for the sandbox tests")
+    for cmd in plan:
+        print("+", " ".join(cmd), flush=True)
+        try:
+            done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            say(f"could not install bubblewrap ({exc}); the sandbox tests will skip")
+            return
+        if done.returncode != 0:
+            say(f"could not install bubblewrap ({cmd[-1]} exited {done.returncode}); the sandbox tests will skip")
+            return
+
+
 def main(argv: list[str]) -> int:
     command = argv[1] if len(argv) > 1 else "start"
     if command not in {"setup", "start", "test"}:
         print(__doc__)
         return 2
     setup(force=command == "setup")
+    if command in {"setup", "test"}:
+        ensure_bubblewrap()
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     if command == "start":
         say("running pegboard " + " ".join(argv[2:] or ["tools"]))

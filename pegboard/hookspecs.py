@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.execution import ExecBackend
+    from pegboard.core.hostservices import MessageDelivery, PlanDecision, PlanRequest, QuestionRequest, SubagentRequest
     from pegboard.core.registration import (
         ConfigSectionRegister,
         GroupRegister,
@@ -38,8 +39,11 @@ if TYPE_CHECKING:
     from pegboard.core.tools import ToolContext
 
 __all__ = [
+    "approve_plan",
+    "ask_user",
     "check_permission",
     "complete",
+    "deliver_message",
     "exec_backend",
     "on_event",
     "pegboard_close",
@@ -54,8 +58,10 @@ __all__ = [
     "register_profiles",
     "register_provider_policies",
     "register_search_backends",
+    "register_skills",
     "register_tools",
     "request_approval",
+    "run_subagent",
     "session_end",
     "session_start",
     "session_store",
@@ -292,6 +298,24 @@ def register_search_backends(register: Callable[[Any], None]) -> None:
     """
 
 
+@hookspec
+def register_skills(register: Callable[..., None]) -> None:
+    """Add skill directories for the Skill tool.
+
+    Asked once per ``Pegboard`` by the Skill plugin, when it first lists skills. Call
+    ``register(directory, trusted=True)`` with a directory holding ``SKILL.md`` or one whose
+    subdirectories do. Skills from the user and project directories come first; a second
+    skill of the same name is ignored. ``trusted=False`` loads the skills, but their
+    ``allowed-tools`` grant nothing.
+
+    Example::
+
+        @hookimpl
+        def register_skills(register):
+            register(Path(__file__).parent / "skills")
+    """
+
+
 @hookspec(firstresult=True)
 def complete(request: CompletionRequest, context: ToolContext) -> str | None:
     """Answer a small-model job: run ``request.prompt`` over ``request.text`` (first answer wins).
@@ -308,6 +332,84 @@ def complete(request: CompletionRequest, context: ToolContext) -> str | None:
         @hookimpl
         async def complete(request, context):
             return await my_model.ask(f"{request.prompt}\n\n{request.text}", limit=request.max_chars)
+    """
+
+
+@hookspec(firstresult=True)
+def ask_user(request: QuestionRequest, context: ToolContext) -> dict[str, Any] | None:
+    """Ask the user ``request.questions`` and return the answers (first answer wins).
+
+    Used by ``AskUserQuestion``. Each question has a ``header``, 2-4 ``options`` (label and
+    description) and ``multi_select``; the user may also answer in their own words. Return
+    a dict from question text to the chosen label (a list of labels for multi-select) or
+    free text, an awaitable of it, or ``None`` to pass. While the user chooses, record
+    choices in ``request.partial`` and call ``request.touch()`` on input: when
+    ``request.timeout`` is set and the user stays idle that long, the tool continues with
+    ``request.partial`` and tells the model the user may be away. Without an implementation
+    ``AskUserQuestion`` is listed unavailable.
+
+    Example::
+
+        @hookimpl
+        def ask_user(request):
+            return {q.question: input(f"{q.header}: {q.question} ") for q in request.questions}
+    """
+
+
+@hookspec(firstresult=True)
+def approve_plan(request: PlanRequest, context: ToolContext) -> PlanDecision | bool | None:
+    """Show the user ``request.plan`` and return whether they approve it (first answer wins).
+
+    Used by ``ExitPlanMode``. Return ``True`` / ``False`` or a
+    :class:`pegboard.PlanDecision` (``approved``, ``mode`` to switch to instead of
+    ``request.previous_mode``, ``feedback`` for the model), or ``None`` to pass. A refusal
+    keeps the session in plan mode. Plan approval never resolves on a timeout. Without an
+    implementation ``ExitPlanMode`` is listed unavailable.
+
+    Example::
+
+        @hookimpl
+        def approve_plan(request):
+            print(request.plan)
+            return PlanDecision(approved=input("Approve? [y/N] ") == "y", mode="acceptEdits")
+    """
+
+
+@hookspec(firstresult=True)
+def run_subagent(request: SubagentRequest, context: ToolContext) -> str | None:
+    """Run a subagent to its end and return its final text (first answer wins).
+
+    Used by ``Agent`` (``Task``), ``sessions_spawn`` and ``delegate_task``.
+    ``request.subagent_type`` names the definition, ``request.prompt`` the task,
+    ``request.tools`` the tool names the policy allows it (give the model exactly these;
+    open its session with ``pegboard.session(subagent=request.subagent_type)`` so its calls
+    are judged as the subagent's), ``request.max_turns`` the turn limit and
+    ``request.model`` the model (``None``: the host's choice). Return the final text, an
+    awaitable of it, or ``None`` to pass. Without an implementation these tools are unavailable.
+
+    Example::
+
+        @hookimpl
+        async def run_subagent(request, context):
+            return await my_loop.run(request.prompt, tools=request.tools, max_turns=request.max_turns)
+    """
+
+
+@hookspec(firstresult=True)
+def deliver_message(request: MessageDelivery, context: ToolContext) -> str | bool | None:
+    """Deliver ``request.text`` to session ``request.session_id`` (first answer wins).
+
+    Used by ``SendMessage`` and ``sessions_send``, and by schedules that wake a session.
+    ``request.kind`` is ``message`` (from another agent: never an approval) or ``prompt``
+    (a scheduled prompt); ``request.wait`` is how many seconds the sender waits for a
+    reply. Return the reply text, ``True`` (delivered, no reply), ``False`` (not
+    delivered), or ``None`` to pass. Without an implementation these tools are unavailable.
+
+    Example::
+
+        @hookimpl
+        async def deliver_message(request):
+            return await inboxes[request.session_id].put(request.text, wait=request.wait)
     """
 
 

@@ -108,7 +108,7 @@ async def list_files(
         filt = ReadFilter(ctx)
         for glob in deny_globs(filt.specs, root, ctx.cwd, ctx.env.get("HOME")):
             args += ["-g", glob]
-        result = await run_ripgrep(backend, args, cwd=root, timeout=timeout, env=dict(ctx.env) or None)
+        result = await run_ripgrep(backend, args, cwd=root, timeout=timeout, env=dict(ctx.env) or None, ctx=ctx)
         if result.timed_out:
             raise TimeoutError
         if result.failed:

@@ -565,7 +565,8 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
         args = _rg_args(input, globs, deny, before, after)
         if target.is_file():
             args += ["--", target.name]
-        result = await run_ripgrep(backend, args, cwd=base, timeout=float(timeout), env=dict(ctx.env) or None)
+        result = await run_ripgrep(backend, args, cwd=base, timeout=float(timeout), env=dict(ctx.env) or None,
+                                     ctx=ctx)
         if result.timed_out:
             return _fail(f"Grep timed out after {timeout:g} s; narrow the path, glob or type", "timeout")
         if result.failed:

@@ -81,7 +81,13 @@ class Pegboard:
         self._apply_config_sections()
         failed = [p.name for p in loader.infos if p.status == "failed"]
         self.warnings += [f"plugin {name} failed to load; see pegboard plugins" for name in failed]
-        self.secrets = secret_values(self.env)
+        configured = self.config.redaction
+        named = [self.env[n] for n in configured.secret_env if self.env.get(n)]
+        self.secrets = sorted(
+            {*secret_values(self.env), *(v for v in [*configured.secrets, *named] if len(v) >= 4)},
+            key=len,
+            reverse=True,
+        )
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []

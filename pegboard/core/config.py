@@ -146,6 +146,17 @@ class McpServerConfig(_Section):
         return self
 
 
+class RedactionConfig(_Section):
+    """``redaction``: secrets to keep out of every result, besides the known credential shapes.
+
+    ``secrets`` are literal values; ``secretEnv`` names environment variables whose values
+    are secrets whatever their names.
+    """
+
+    secrets: list[str] = Field(default_factory=list)
+    secret_env: list[str] = Field(default_factory=list)
+
+
 class SessionsConfig(_Section):
     """``sessions``: how long stored sessions are kept and how much of their results."""
 
@@ -167,6 +178,7 @@ class PegboardConfig(_Section):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ with ``pb.session(session_id=...)``. ``Pegboard.call`` is a one-call session kep
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -175,7 +176,7 @@ class SessionResults:
             run=s.current_run,
             meta=dict(meta or {}),
         )
-        s.store.put_result(s.id, record, s.result_quota)
+        s.store.put_result(s.id, record, max(0, s.result_quota - s.directory_usage()))
         return record.ref
 
     def get(self, ref: str) -> StoredResult | None:
@@ -281,6 +282,24 @@ class Session:
     def _notice(self, message: str) -> None:
         if message not in self.notices:
             self.notices.append(message)
+
+    def directory_usage(self) -> int:
+        """Bytes the files in :attr:`directory` take; they count against the result quota."""
+        if self._directory is None and not self.persisted:
+            return 0
+        import os
+
+        root = self._directory
+        if root is None:
+            from pegboard.core.store import default_data_dir
+
+            root = default_data_dir(self.pegboard.data_env()) / "sessions" / self.id
+        total = 0
+        for dirpath, _dirs, files in os.walk(root):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
 
     @property
     def directory(self) -> Path:

@@ -291,3 +291,37 @@ def test_config_validate_reports_malformed_rules_with_position(tmp_path: Path) -
     assert data["valid"] is True
     (warning,) = data["warnings"]
     assert str(config) in warning and "permissions.deny[1]" in warning and "Bash(rm" in warning
+
+
+def test_always_on_a_terminal_is_remembered_for_the_session(tmp_path: Path) -> None:
+    import pty
+    import select
+
+    env = {**os.environ, "PEGBOARD_DATA_DIR": str(tmp_path / "data")}
+    target = tmp_path / "new.txt"
+    args = [sys.executable, "-m", "pegboard", "call", "Write", "--input",
+            json.dumps({"file_path": str(target), "content": "hi\n"}), "--session", "remember-me", "--json"]
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(args, stdin=slave, stderr=slave, stdout=subprocess.PIPE, cwd=tmp_path, text=True, env=env)
+    os.close(slave)
+    seen = b""
+    while b"[a]lways in this session" not in seen:
+        ready, _, _ = select.select([master], [], [], 30)
+        assert ready, f"no prompt on the terminal; saw {seen!r}"
+        seen += os.read(master, 1024)
+    assert f"Edit(/{target})".encode() in seen.replace(b"\r\n", b"")
+    os.write(master, b"a\n")
+    out, _ = proc.communicate(timeout=30)
+    os.close(master)
+    assert json.loads(out)["is_error"] is False and target.read_text() == "hi\n"
+    again = subprocess.run(
+        [*args[:6], json.dumps({"file_path": str(target), "content": "again\n"}), *args[7:]],
+        capture_output=True, text=True, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, timeout=60,
+    )
+    data = json.loads(again.stdout)
+    assert data["reason"] != "not_approved", data
+    other = subprocess.run(
+        [*args[:6], json.dumps({"file_path": str(target), "content": "x\n"}), "--session", "fresh", "--json"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, timeout=60,
+    )
+    assert json.loads(other.stdout)["reason"] == "not_approved"

@@ -83,3 +83,23 @@ def test_tools_does_not_open_the_store(tmp_path: Path) -> None:
     proc = run("tools", "--json", cwd=tmp_path, data=data)
     assert proc.returncode == 0, proc.stderr
     assert not data.exists()
+
+
+def test_a_read_in_one_process_is_in_the_ledger_of_the_next(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    read = run_json("call", "Read", "--input", '{"file_path": "notes.txt"}', "--session", "ledger-1",
+                    cwd=tmp_path, data=data)
+    assert not read["is_error"]
+    shown = run_json("sessions", "show", "ledger-1", cwd=tmp_path, data=data)
+    ledger = shown["slots"]["pegboard-read-ledger"]
+    entry = ledger[str((tmp_path / "notes.txt").resolve())]
+    assert entry["whole"] is True and entry["size"] == 8
+    edit = {"file_path": "notes.txt", "old_string": "two", "new_string": "three"}
+    edited = run_json("call", "Edit", "--input", json.dumps(edit), "--session", "ledger-1", "--yes",
+                      cwd=tmp_path, data=data)
+    assert not edited["is_error"], edited
+    assert (tmp_path / "notes.txt").read_text() == "one\nthree\n"
+    fresh = run_json("call", "Edit", "--input", json.dumps({**edit, "old_string": "one", "new_string": "1"}),
+                     "--session", "other", "--yes", cwd=tmp_path, data=data)
+    assert fresh["is_error"] and fresh["metadata"]["error_kind"] == "not_read"

@@ -39,6 +39,10 @@ class CountInput(BaseModel):
     n: int = 1
 
 
+class SayInput(BaseModel):
+    text: str
+
+
 COUNTER: SessionKey[int] = SessionKey("test-counter", int, persist=True, default=int)
 LIVE: SessionKey[list[str]] = SessionKey("test-live", list, default=list)
 NOTES: MapKey[dict[str, Any]] = MapKey("test-notes", dict, persist=True)
@@ -334,3 +338,34 @@ async def test_mode_is_settable_and_validated(tmp_path: Path) -> None:
     assert pb.session(session_id=s.id).mode == "plan"
     with pytest.raises(ValueError, match="unknown permission mode"):
         s.mode = "yolo"
+
+
+async def test_configured_secrets_are_redacted_in_results_and_stored_records(tmp_path: Path) -> None:
+    @tool(name="Say", max_result_chars=50, input_model=SayInput)
+    async def say(input: SayInput, ctx: ToolContext) -> str:
+        """Repeat the text many times."""
+        return input.text * 20
+
+    class SayPlugin:
+        @hookimpl
+        def register_tools(self, register: ToolRegister) -> None:
+            register(say)
+
+    config = {"redaction": {"secrets": ["hunter2-token"], "secretEnv": ["DEPLOY_WORD"]}}
+    pb = isolated_pegboard(SayPlugin(), cwd=tmp_path, config=config, env={"DEPLOY_WORD": "swordfish-9"})
+    async with pb.session() as s:
+        result = await s.call("Say", {"text": "a hunter2-token b swordfish-9 "})
+        assert "hunter2-token" not in result.text and "swordfish-9" not in result.text
+        assert "[REDACTED]" in result.text and result.metadata["truncated"] is True
+        stored = s.results.get(result.metadata["details_ref"])
+        assert stored is not None and "hunter2-token" not in stored.text and "swordfish-9" not in stored.text
+
+
+async def test_files_in_the_session_directory_count_against_the_result_quota(tmp_path: Path) -> None:
+    pb = isolated_pegboard(cwd=tmp_path, config={"sessions": {"resultQuotaMib": 0.001}})
+    async with pb.session() as s:
+        first = s.results.put("T", "x" * 400)
+        assert s.results.get(first) is not None
+        (s.directory / "spill.txt").write_bytes(b"y" * 900)
+        second = s.results.put("T", "z" * 400)
+        assert s.results.get(second) is not None and s.results.get(first) is None

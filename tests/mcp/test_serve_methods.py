@@ -13,10 +13,12 @@ UNDECLARED: list[tuple[str, dict[str, Any] | None]] = [
     ("resources/read", {"uri": "file:///etc/hosts"}),
     ("prompts/list", {}),
     ("prompts/get", {"name": "x"}),
-    ("logging/setLevel", {"level": "info"}),
     ("completion/complete", {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
     ("no/such/method", None),
 ]
+
+
+DECLARED: list[tuple[str, dict[str, Any] | None]] = [("logging/setLevel", {"level": "info"})]
 
 
 def summary(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -33,7 +35,7 @@ def summary(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
 async def stdio_answers(args: list[str], cwd: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     session = await RawStdioSession.start(args, cwd)
     try:
-        answers = {m: await session.request(m, p) for m, p in [*UNDECLARED, ("ping", None)]}
+        answers = {m: await session.request(m, p) for m, p in [*UNDECLARED, ("ping", None), *DECLARED]}
     finally:
         assert await session.close() == 0
     return session.initialize_result, answers
@@ -43,7 +45,7 @@ def http_answers(args: list[str], cwd: Path) -> tuple[dict[str, Any], dict[str, 
     with http_serving(args, cwd, host="127.0.0.2") as server:
         session = RawHttpSession(server.url)
         try:
-            answers = {m: session.request(m, p) for m, p in [*UNDECLARED, ("ping", None)]}
+            answers = {m: session.request(m, p) for m, p in [*UNDECLARED, ("ping", None), *DECLARED]}
         finally:
             session.close()
     return session.initialize_result, answers
@@ -52,9 +54,10 @@ def http_answers(args: list[str], cwd: Path) -> tuple[dict[str, Any], dict[str, 
 async def test_undeclared_methods_are_method_not_found_on_both_transports(serve_args: list[str], workdir: Path) -> None:
     both = {"stdio": await stdio_answers(serve_args, workdir), "http": http_answers(serve_args, workdir)}
     for transport, (init, answers) in both.items():
-        assert set(init["capabilities"]) == {"tools"}, transport  # nothing else is declared...
+        assert set(init["capabilities"]) == {"tools", "logging"}, transport  # nothing else is declared...
         for method, _params in UNDECLARED:  # ...so nothing else is answered
             error = answers[method]["error"]
             assert error["code"] == -32601 and error["data"] == method, (transport, method, error)
         assert answers["ping"]["result"] == {}
+        assert answers["logging/setLevel"]["result"] == {}, (transport, answers["logging/setLevel"])
     assert summary(both["stdio"][1]) == summary(both["http"][1])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 import pytest
@@ -115,3 +115,60 @@ async def test_idle_client_sessions_are_closed(tmp_path):
     assert bridge.session_for("http:a") is not first
     await bridge.aclose()
     assert second.closed
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_log_events_reach_the_official_client(session_args, workdir, transport):
+    got: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        got.append((params.level, params.data, params.logger))
+
+    if transport == "stdio":
+        params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+        async with Client(params, logging_callback=on_log) as client:
+            assert text_of(await client.call_tool("Chatty", {})) == "said it"
+    else:
+        with http_serving(session_args, workdir) as server:
+            async with Client(server.url, mode="legacy", logging_callback=on_log) as client:
+                assert text_of(await client.call_tool("Chatty", {})) == "said it"
+    assert ("warning", "careful", "chatty") in got and ("info", "plain words", None) in got
+
+
+async def test_a_stateless_request_may_name_its_session(session_args, workdir):
+    name = cast(types.RequestParamsMeta, {"io.pegboard/session": "conversation-0123456789"})
+    short = cast(types.RequestParamsMeta, {"io.pegboard/session": "short"})
+    with http_serving(session_args, workdir) as server:
+        async with Client(server.url, mode="auto") as client:  # 2026-07-28: no Mcp-Session-Id
+            first = text_of(await client.call_tool("Tally", {}, meta=name))
+            second = text_of(await client.call_tool("Tally", {}, meta=name))
+            other = text_of(await client.call_tool("Tally", {}, meta=short))
+    assert (first, second, other) == ("1", "2", "1")  # a too-short name is no key: a one-call session
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_small_model_is_the_clients_own_through_sampling(session_args, workdir, transport):
+    asked: list[str] = []
+
+    async def sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        content = params.messages[0].content
+        asked.append(content.text if isinstance(content, types.TextContent) else "")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="green"), model="client-model"
+        )
+
+    if transport == "stdio":
+        params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+        async with Client(params, sampling_callback=sampling) as client:
+            result = await client.call_tool("AskModel", {"question": "What colour is the sky?"})
+        async with Client(params) as plain:
+            without = await plain.call_tool("AskModel", {"question": "What colour?"})
+    else:
+        with http_serving(session_args, workdir) as server:
+            async with Client(server.url, mode="legacy", sampling_callback=sampling) as client:
+                result = await client.call_tool("AskModel", {"question": "What colour is the sky?"})
+            async with Client(server.url, mode="legacy") as plain:
+                without = await plain.call_tool("AskModel", {"question": "What colour?"})
+    assert text_of(result) == "model said: green"
+    assert asked and "the sky is green" in asked[0] and "What colour is the sky?" in asked[0]
+    assert text_of(without) == "model said: None"

@@ -25,16 +25,36 @@ from pegboard.core.session import SessionError
 from pegboard.core.store import SessionStoreError
 
 
-def make_approver(yes: bool) -> Any:
-    """``--yes`` approves every ask; on a TTY the user is asked; otherwise nobody answers."""
+def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None) -> Any:
+    """``--yes`` approves every ask; on a TTY the user is asked; otherwise nobody answers.
 
-    def approve(call: Any, decision: Any) -> bool | None:
+    In a stored session (``remember``) the user may also answer "always": the narrowest rule
+    that allows the call is remembered for the rest of that session.
+    """
+
+    def approve(call: Any, decision: Any) -> Any:
         if yes:
             return True
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             return None
         why = f" ({decision.reason})" if decision.reason else ""
-        return click.confirm(f"Allow {call.name} {call.input}{why}?", default=False, err=True)
+        question = f"Allow {call.name} {call.input}{why}?"
+        if not remember or decision.hard:
+            return click.confirm(question, default=False, err=True)
+        from pegboard.core.permissions.suggest import narrowest_rule
+        from pegboard.core.session import PermissionUpdate
+
+        rule = narrowest_rule(call.tool, call.input, cwd or Path.cwd())
+        answer = click.prompt(
+            f"{question} [y]es, [n]o, [a]lways in this session ({rule})",
+            type=click.Choice(["y", "n", "a"], case_sensitive=False),
+            default="n",
+            show_choices=False,
+            err=True,
+        )
+        if answer.lower() == "a":
+            return PermissionUpdate(rules=[rule])
+        return answer.lower() == "y"
 
     approve.how_to_approve = "pass --yes, or run pegboard call in a terminal to be asked"  # type: ignore[attr-defined]
     return approve
@@ -105,7 +125,7 @@ def command(
                 cwd=cwd,
                 mode=mode,
                 additional_dirs=list(add_dirs),
-                approver=make_approver(yes),
+                approver=make_approver(yes, remember=session_id is not None, cwd=cwd),
             )
         )
     except (SessionError, SessionStoreError) as exc:

@@ -20,10 +20,18 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from pegboard.core.permissions import commands as C
-from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, parse
+from pegboard.core.permissions import effects as E
+from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, as_nested, parse
+from pegboard.core.permissions.evaluation import (
+    EVALUATING_BUILTINS,
+    callback_scripts,
+    evaluated_words,
+    may_evaluate,
+    substitutions,
+)
+from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import collapse, inside, shell_tilde, to_posix
 from pegboard.core.permissions.rules import Rule
 
@@ -33,6 +41,7 @@ _VAR_GLOB = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+(\*.*)?$")
 _HOME_PREFIX = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
 _EXEMPT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS\b")
+_INDIRECT = re.compile(r"\$\{!([A-Za-z_][A-Za-z0-9_]*)\}")
 _BRACE_LIST = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _READERS = (
@@ -50,7 +59,8 @@ for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
 #: Command names that unwrapping must look into (everything else is taken as it is).
 _SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
-                            *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs"})
+                            *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs", "git", "mapfile",
+                            "readarray", "trap", "rsync"})
 
 
 def has_control_characters(command: str) -> bool:
@@ -200,31 +210,7 @@ class CommandRules:
         return best[1] if best else None
 
 
-# -- what the engine provides ------------------------------------------------------------
-
-@dataclass
-class FileVerdict:
-    deny: Rule | None = None
-    ask: Rule | None = None
-    allow: Rule | None = None
-    protected: bool = False
-    inside: bool = True
-
-
-class FileOracle(Protocol):
-    cwd: str
-    home: str
-    windows: bool
-    workdirs: list[str]
-
-    def read_verdict(self, path: str) -> FileVerdict: ...
-
-    def write_verdict(self, path: str) -> FileVerdict: ...
-
-    def read_deny_only(self, path: str) -> FileVerdict: ...
-
-    def deny_under(self, directory: str) -> Rule | None: ...
-
+# -- what the analysis produces -----------------------------------------------------------
 
 @dataclass
 class BashOutcome:
@@ -264,7 +250,7 @@ class BashOutcome:
             self.unapproved = reason
 
 
-@dataclass
+@dataclass(slots=True)
 class _Unwrapped:
     seg: Segment
     deny_views: list[str]
@@ -274,7 +260,14 @@ class _Unwrapped:
     exec_like: bool = False
     dangerous: str | None = None
     unknown_head: bool = False
-    via_xargs: bool = False  # operands come from stdin: never read-only
+    via_xargs: bool = False  # bare xargs was stripped for allow matching
+    wrapper_writes: Sequence[Word] = ()  # files a wrapper's own options write
+    wrapper_reads: Sequence[Word] = ()
+    chdir: bool = False  # a wrapper runs the command in another directory
+    xargs: bool = False  # the core command gets more operands from its input
+    xargs_inner: list[Word] | None = None  # for read-only checks: the command xargs runs
+    evaluated: str | None = None  # a word Bash evaluates as code (a subscript with a substitution)
+    eff: E.Effects | None = None  # the core command's effects, once computed
 
 
 def _name(word: str) -> str:
@@ -303,24 +296,13 @@ def _shell_script(args: list[Word]) -> tuple[Word | None, bool]:
 
 
 def _dangerous(name: str, args: list[str]) -> str | None:
-    if name == "find" and not C.find_is_safe(args):
-        return "find with -exec/-delete/-fprint"
+    """Why a command runs another program through its own options (only exact allow rules approve it)."""
     if name == "git":
-        idx, bad = C.git_subcommand(args)
-        if bad:
-            return "git -c / --config-env"
-        if any(a.startswith(("--output", "--open-files-in-pager", "--ext-diff", "-O")) for a in args[idx:]):
-            return "git with an output file or pager program"
-    if name in ("rg",) and any(a.split("=")[0] in ("--pre", "--pre-glob", "--hostname-bin") for a in args):
-        return "rg --pre runs a program"
-    if name in ("fd", "fdfind") and any(a.split("=")[0] in ("-x", "--exec", "-X", "--exec-batch") for a in args):
-        return "fd --exec runs a program"
-    if name == "sed":
-        scripts, _files, _ip, script_file = C.sed_parts(args)
-        if script_file or not all(C.sed_script_is_safe(s) for s in scripts):
-            return "sed script with w/e/r commands (or unreadable)"
-    if name == "sort" and any(a.startswith("--compress-program") for a in args):
-        return "sort --compress-program runs a program"
+        call = E.git_call(args)
+        return call.danger or E.git_option_danger(args[call.sub + 1:])
+    eff = E.effects(name, args)
+    if eff is not None:
+        return eff.runs_program
     if name == "tar" and any(a.startswith(("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
                                            "--info-script", "--new-volume-script", "-F"))
                              for a in args):
@@ -330,8 +312,132 @@ def _dangerous(name: str, args: list[str]) -> str | None:
     return None
 
 
+#: Commands whose options can make them run other programs (see ``_dangerous``).
+_DANGER_CHECKED = frozenset({*E.FAMILIES, "git", "tar", "zip"})
+
+
+def _passive(core: list[Word]) -> bool:
+    """Whether a command leaves the file tree as it is (a read-only command by its validator)."""
+    validator = C.READ_ONLY.get(_name(core[0].value).lower())
+    return validator is not None and validator([w.value for w in core[1:]])
+
+
+def _refs(words: Sequence[Word], refs: Sequence[E.Ref]) -> list[Word]:
+    """Words for (argument index, value) pairs; a value cut from a word keeps the word's flags."""
+    out: list[Word] = []
+    for i, value in refs:
+        if 0 <= i < len(words) and words[i].value == value:
+            out.append(words[i])
+            continue
+        src = words[i] if 0 <= i < len(words) else None
+        out.append(Word(value=value, raw=value, dynamic=bool(src and src.dynamic), glob=bool(src and src.glob),
+                        tilde=value.startswith("~")))
+    return out
+
+
+def _xargs_inner(acore: list[Word]) -> list[Word] | None:
+    """The command ``xargs [OPTIONS] CMD ...`` runs, when its options are all plain ones."""
+    wa = C.skip_wrapper([w.value for w in acore[1:]], C.EXEC_WRAPPERS["xargs"])
+    if wa.scripts or any(w.value.split("=", 1)[0] in ("-I", "-i", "--replace") for w in acore[1:1 + wa.index]):
+        return None  # replacement strings put names inside arguments
+    inner = acore[1 + wa.index:]
+    return inner or [Word(value="echo", raw="echo")]
+
+
+def _env_runs_nothing(args: list[str]) -> bool:
+    wa = C.skip_wrapper(args, C.EXEC_WRAPPERS["env"])
+    return wa.index >= len(args) and not wa.scripts and not wa.chdir
+
+
+_SSH_COMMAND_KEYS = re.compile(r"^\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*(?:=|\s)\s*(.+)$",
+                               re.IGNORECASE | re.DOTALL)
+
+
+def _ssh_commands(args: list[str]) -> list[str]:
+    """Commands ssh runs locally from ``-o Key=cmd`` options (ProxyCommand and friends)."""
+    out = []
+    for i, a in enumerate(args):
+        value = None
+        if a == "-o" and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.startswith("-o") and len(a) > 2:
+            value = a[2:]
+        if value is not None:
+            m = _SSH_COMMAND_KEYS.match(value)
+            if m:
+                out.append(m.group(1))
+    return out
+
+
+_GIT_COMMAND_KEYS = re.compile(
+    r"^(?:core\.(?:fsmonitor|pager|sshcommand|editor|hookspath|askpass)|diff\.external|sequence\.editor"
+    r"|gpg\.(?:\w+\.)?program|credential\.(?:.*\.)?helper|alias\..+|pager\..+|diff\..+\.(?:textconv|command)"
+    r"|filter\..+\.(?:clean|smudge|process)|uploadpack\.packobjectshook|merge\..+\.driver)$", re.IGNORECASE)
+
+
+def _git_config_commands(args: list[str]) -> list[str]:
+    """Programs git would run from ``-c key=value`` settings, for deny rules to see."""
+    out = []
+    for i, a in enumerate(args):
+        if not a.startswith("-"):
+            break
+        value = args[i + 1] if a == "-c" and i + 1 < len(args) else (a[2:] if a.startswith("-c") and
+                                                                       not a.startswith("--") else None)
+        if value is None or "=" not in value:
+            continue
+        key, _eq, val = value.partition("=")
+        if _GIT_COMMAND_KEYS.match(key) and val:
+            out.append(val[1:] if val.startswith("!") else val)
+    return out
+
+
+def _builtin_scripts(name: str, args: list[str]) -> list[str]:
+    """Shell text a command runs from its arguments: builtins' callbacks, ``rsync -e``."""
+    if name == "rsync":
+        return [a.split("=", 1)[1] for a in args if a.startswith("--rsh=")] + [
+            args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--rsh")]
+    return callback_scripts(name, args)
+
+
+#: Commands whose output is a list of file names under their operands (for ``... | xargs cmd``).
+_LISTERS = frozenset({"find", "fd", "fdfind", "ls", "tree"})
+
+
+def _listed_roots(producer: _Unwrapped) -> tuple[list[Word], bool] | None:
+    """The directories whose files a producer of names prints, and whether it follows links there."""
+    core = producer.core
+    if not core or producer.xargs:
+        return None
+    name = _name(core[0].value).lower()
+    args = core[1:]
+    vals = [w.value for w in args]
+    if name in _LISTERS:
+        eff = E.effects(name, vals)
+        if eff is None:
+            return None
+        return (_refs(args, eff.reads) or [Word(value=".", raw=".")]), eff.follows_links
+    if name == "git":
+        call = E.git_call(vals)
+        if call.sub < len(vals) and vals[call.sub] == "ls-files" and not call.directories:
+            return [Word(value=".", raw=".")], False
+        return None
+    if name in ("rg", "grep", "egrep", "fgrep"):
+        eff = E.effects(name, vals)
+        letters = "l" if name == "rg" else "lL"
+        lists = ("--files", "--files-with-matches", "--files-without-match")
+
+        def names_only(v: str) -> bool:
+            if v.startswith("--"):
+                return v in lists
+            return v.startswith("-") and any(c in v[1:] for c in letters)
+
+        if eff is not None and eff.trees and any(names_only(v) for v in vals):
+            return _refs(args, eff.trees), eff.follows_links
+    return None
+
+
 class _Analysis:
-    def __init__(self, oracle: FileOracle, deny: CommandRules, ask: CommandRules, allow: CommandRules) -> None:
+    def __init__(self, oracle: PathDecisions, deny: CommandRules, ask: CommandRules, allow: CommandRules) -> None:
         self.o = oracle
         self.deny_rules = deny
         self.ask_rules = ask
@@ -341,6 +447,11 @@ class _Analysis:
         self.cwd_unknown = False
         self.changed_dir = False
         self.literals: dict[str, str] = {}
+        self.parsed = ParsedScript()
+        self.units_by_seg: dict[int, _Unwrapped] = {}
+        self._units: list[_Unwrapped] = []
+        self._disk_trusted: bool | None = None
+        self._effects: dict[tuple[str, ...], E.Effects | None] = {}
 
     # -- unwrapping ------------------------------------------------------------------------
     def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
@@ -352,11 +463,13 @@ class _Analysis:
                  and not first_word.startswith("=") and first_word.lower() not in _SPECIAL_HEADS)
         if seg.kind != "command":
             deny_views.append(collapse_ws(seg.text))
+        extras = None
         if plain:
             deny_views.append(_view(words))
             cur = words
         else:
-            cur = self._unwrap_deny(seg, parsed, depth, deny_views)
+            extras = _Unwrapped(seg=seg, deny_views=[], core=[], allow_core=None, allow_block=None)
+            cur = self._unwrap_deny(seg, parsed, depth, deny_views, extras)
         core = cur
         # Allow side: only safe env vars, only the fixed wrapper list, bare xargs.
         allow_block: str | None = None
@@ -369,9 +482,18 @@ class _Analysis:
             acur, via_xargs = list(words), False
         else:
             acur, via_xargs = self._unwrap_allow(words)
-        return self._finish(seg, deny_views, core, acur, via_xargs, allow_block)
+        u = self._finish(seg, deny_views, core, acur, via_xargs, allow_block)
+        if extras is not None:
+            u.wrapper_writes, u.wrapper_reads, u.chdir, u.xargs = (extras.wrapper_writes, extras.wrapper_reads,
+                                                                   extras.chdir, extras.xargs)
+        if u.allow_core and u.allow_core[0].value == "xargs":
+            u.xargs_inner = _xargs_inner(u.allow_core)
+        if core and core[0].value in EVALUATING_BUILTINS:
+            u.evaluated = self.evaluation(core, parsed)
+        return u
 
-    def _unwrap_deny(self, seg: Segment, parsed: ParsedScript, depth: int, deny_views: list[str]) -> list[Word]:
+    def _unwrap_deny(self, seg: Segment, parsed: ParsedScript, depth: int, deny_views: list[str],
+                     extras: _Unwrapped) -> list[Word]:
         cur = list(seg.words)
         for _ in range(24):
             if not cur:
@@ -387,9 +509,19 @@ class _Analysis:
                 break
             spec = C.ALLOW_STRIP_WRAPPERS.get(lname) or C.EXEC_WRAPPERS.get(lname)
             if spec is not None:
-                idx, scripts = C.skip_wrapper(args, spec)
-                for s in scripts:
+                wa = C.skip_wrapper(args, spec)
+                idx = wa.index
+                for s in wa.scripts:
                     self.nested(s, parsed, depth, dynamic=False)
+                if wa.writes:
+                    extras.wrapper_writes = [*extras.wrapper_writes, *_refs(cur[1:], wa.writes)]
+                if wa.reads:
+                    extras.wrapper_reads = [*extras.wrapper_reads, *_refs(cur[1:], wa.reads)]
+                extras.chdir = extras.chdir or wa.chdir
+                extras.xargs = extras.xargs or lname == "xargs"
+                if lname == "ssh":
+                    for s in _ssh_commands(args[:idx]):
+                        self.nested(s, parsed, depth, dynamic=False)
                 if spec.joins_args and idx < len(args):
                     self.nested(" ".join(args[idx:]), parsed, depth,
                                 dynamic=any(w.dynamic for w in cur[1 + idx:]))
@@ -403,8 +535,9 @@ class _Analysis:
             if runner is not None:
                 rspec = C.RUNNERS[runner]
                 rargs = [w.value for w in cur[len(runner):]]
-                idx, scripts = C.skip_wrapper(rargs, rspec)
-                for s in scripts:
+                wa = C.skip_wrapper(rargs, rspec)
+                idx = wa.index
+                for s in wa.scripts:
                     self.nested(s, parsed, depth, dynamic=False)
                 cur = cur[len(runner) + idx:]
                 continue
@@ -421,6 +554,11 @@ class _Analysis:
                 break
             if lname in ("find", "fd", "fdfind"):
                 self.find_exec(args, parsed, depth)
+            if lname == "git":
+                for s in _git_config_commands(args):
+                    self.nested(s, parsed, depth, dynamic=False)
+            for s in _builtin_scripts(lname, args):
+                self.nested(s, parsed, depth, dynamic=False)
             break
         return cur
 
@@ -436,8 +574,7 @@ class _Analysis:
                 break
             wspec = C.ALLOW_STRIP_WRAPPERS.get(first)
             if wspec is not None:
-                idx, _scripts = C.skip_wrapper([w.value for w in acur[1:]], wspec)
-                acur = acur[1 + idx:]
+                acur = acur[1 + C.skip_wrapper([w.value for w in acur[1:]], wspec).index:]
                 continue
             if first == "xargs" and len(acur) > 1 and not acur[1].value.startswith("-"):
                 acur = acur[1:]
@@ -469,8 +606,10 @@ class _Analysis:
             if aname in C.EXEC_WRAPPERS or aname in C.EVAL_COMMANDS or (
                 aname in C.SHELLS and (len(acur) == 1 or _shell_script(acur[1:])[1])
             ) or aname == "xargs":
-                u.exec_like = True
-            u.dangerous = _dangerous(_name(aname), aargs)
+                u.exec_like = not (aname == "env" and _env_runs_nothing(aargs))
+            dname = _name(aname)
+            if dname in _DANGER_CHECKED:
+                u.dangerous = self.dangerous(dname, acur[1:])
             u.via_xargs = via_xargs
         if core:
             cname = _name(core[0].value).lower()
@@ -484,6 +623,7 @@ class _Analysis:
         out: list[str] = []
         for v in views:
             w = _IFS.sub(" ", v)
+            w = _INDIRECT.sub(lambda m: self.literals.get(self.literals.get(m.group(1), ""), m.group(0)), w)
             for name, value in self.literals.items():
                 pattern = r"\$(?:\{" + re.escape(name) + r"\}|" + re.escape(name) + r"\b)"
                 w = re.sub(pattern, value.replace("\\", "\\\\"), w)
@@ -517,9 +657,7 @@ class _Analysis:
             self.out.set_unverifiable("commands nested too deeply to analyse")
             return
         inner = parse(script, depth + 1)
-        for s in inner.segments:
-            s.nested = True
-        parsed.segments.extend(inner.segments)
+        parsed.segments.extend(as_nested(inner.segments))
         parsed.redirects.extend(inner.redirects)
         if inner.problems:
             self.out.set_unverifiable(f"cannot analyse the nested script: {inner.problems[0]}")
@@ -569,11 +707,24 @@ class _Analysis:
                 if (w.glob and name not in C.NAME_LISTERS) or recursive:
                     base = _glob_base(collapse(p)) if w.glob else collapse(p)
                     hit = self.o.deny_under(base)
-                    if hit is not None:
+                    if hit is not None and not (w.glob and self.glob_reads(name, p, recognised)):
                         self.out.set_hard(f"{name} may read files under {base} that {hit.text} denies")
         if self.cwd_unknown:
             all_inside = False
         return all_inside
+
+    def glob_reads(self, name: str, pattern: str, recognised: bool) -> bool:
+        """Apply Read rules to what a glob matches on disk now; False when that cannot be told."""
+        matches = self.o.glob_matches(collapse(pattern)) if self.disk_trusted and recognised else None
+        if matches is None:
+            return False
+        for m in matches:
+            v = self.o.read_verdict(m)
+            if v.deny is not None:
+                self.out.set_deny(v.deny, f"{name} reads {m}, which {v.deny.text} denies")
+            elif v.ask is not None:
+                self.out.set_ask(v.ask, f"{name} reads {m}, which {v.ask.text} covers")
+        return True
 
     def check_writes(self, name: str, words: list[Word]) -> tuple[bool, bool]:
         """Apply Edit rules / protected paths to written operands: (all inside, all allowed by rule)."""
@@ -640,10 +791,13 @@ class _Analysis:
             out.set_unverifiable("the command contains control characters")
         if parsed.problems:
             out.set_unverifiable(f"cannot analyse the command: {parsed.problems[0]}")
+        self.parsed = parsed
         for seg in parsed.segments:  # literal assignments, for deny-side variable guesses
             for name, value in seg.assignments:
                 if not value.dynamic and len(self.literals) < 64:
                     self.literals[name] = value.value
+        if ("$(" in command or "`" in command) and may_evaluate(command):
+            self.evaluated_text(parsed)
         units: list[_Unwrapped] = []
         i = 0
         while i < len(parsed.segments):
@@ -654,12 +808,34 @@ class _Analysis:
             units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
             i += 1
         self.directories(units)
+        self.units_by_seg = {id(u.seg): u for u in units}
+        self._units = units
         for u in units:
             self.judge(u)
         self.redirects(parsed)
         if not units and not parsed.redirects and out.hard_ask is None and out.unverifiable is None:
             out.set_unapproved("empty command")
         return out
+
+    @property
+    def disk_trusted(self) -> bool:
+        """Whether the tree on disk now is the tree the command will see: nothing in the line writes."""
+        if self._disk_trusted is None:
+            self._disk_trusted = not any(r.writes for r in self.parsed.redirects) and all(
+                _passive(u.core) for u in self._units if u.core)
+        return self._disk_trusted
+
+    def evaluated_text(self, parsed: ParsedScript) -> None:
+        """Quoted text Bash will evaluate as arithmetic: variables holding ``a[$(cmd)]``, ``(( 'a[$(cmd)]' ))``."""
+        texts = [v for v in self.literals.values() if "$(" in v or "`" in v]
+        texts += [seg.text for seg in parsed.segments if seg.kind in ("test", "arithmetic")]
+        texts += [w.raw for seg in parsed.segments for w in seg.words if "$((" in w.raw or "$[" in w.raw]
+        for text in texts:
+            bodies = substitutions(text)
+            if bodies:
+                self.out.set_unapproved("bash evaluates quoted text as arithmetic or a subscript, which runs code")
+            for body in bodies:
+                self.nested(body, parsed, 1, dynamic=False)
 
     def directories(self, units: list[_Unwrapped]) -> None:
         for u in units:
@@ -687,15 +863,70 @@ class _Analysis:
 
     def judge(self, u: _Unwrapped) -> None:
         out = self.out
-        # 1. deny and ask rules, generously, on every view.
+        self.rules(u)
+        core = u.core
+        name = _name(core[0].value).lower() if core else ""
+        reads_ok, writes_inside = self.files(u, name)
+        evaluated = u.evaluated
+        if name in ("rm", "rmdir", "unlink", "shred"):
+            for w in self._write_words(u, name):
+                why = self.critical(w)
+                if why:
+                    out.set_hard(f"{name} on a critical path: {why}")
+                    break
+        for w in u.wrapper_writes:
+            self.write_target(w, f"'{collapse_ws(u.seg.text)}' writes {w.raw}")
+        # approval
+        if u.allow_core is None:
+            out.set_unapproved(f"'{collapse_ws(u.seg.text)}': {u.allow_block}")
+            return
+        if not u.allow_core:
+            return  # a safe assignment on its own
+        acore = u.allow_core
+        aview = _view(acore)
+        if evaluated is not None:
+            out.set_unapproved(f"'{aview}': {evaluated}")
+            return
+        views = [aview]
+        if acore[0].value == "git":
+            call = E.git_call([w.value for w in acore[1:]])
+            if call.plain and self._git_dirs_inside(acore[1:], call):
+                views.append(_view([acore[0], *acore[1 + call.sub:]]))
+        exact_only = u.exec_like or u.dangerous is not None
+        rule = self.allow_rules.match(views, exact_only=exact_only)
+        if rule is not None:
+            if out.allow_rule is None:
+                out.allow_rule = rule
+            out.approvals.append(f"'{aview}' by {rule.text}")
+            return
+        head = acore[0].value
+        if self.read_only(u, head, list(acore[1:]), reads_ok):
+            out.approvals.append(f"'{aview}' is read-only")
+            return
+        if (head in C.ACCEPT_EDITS_COMMANDS and not u.exec_like
+                and (head != "sed" or u.dangerous is None) and writes_inside and reads_ok):
+            if out.needs_edit_mode is None:
+                out.needs_edit_mode = f"'{aview}' edits files"
+            return
+        why = u.dangerous or ("runs another command" if u.exec_like else "no rule allows it")
+        out.set_unapproved(f"'{aview}': {why}")
+
+    def dangerous(self, name: str, args: list[Word]) -> str | None:
+        """Why a command runs another program through its own options (only exact allow rules approve it)."""
+        if name in E.FAMILIES:
+            eff = self.effects(name, args)
+            return eff.runs_program if eff is not None else None
+        return _dangerous(name, [w.value for w in args])
+
+    def rules(self, u: _Unwrapped) -> None:
+        """Deny and ask rules, generously, on every view; and words an unknown command may run."""
+        out = self.out
         rule = self.deny_rules.match(u.deny_views)
         if rule is not None:
-            shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
-            out.set_deny(rule, f"'{shown}' matches {rule.text}")
+            out.set_deny(rule, f"'{collapse_ws(u.seg.text) or u.deny_views[-1]}' matches {rule.text}")
         rule = self.ask_rules.match(u.deny_views)
         if rule is not None:
-            shown = collapse_ws(u.seg.text) or (u.deny_views[-1] if u.deny_views else "")
-            out.set_ask(rule, f"'{shown}' matches {rule.text}")
+            out.set_ask(rule, f"'{collapse_ws(u.seg.text) or u.deny_views[-1]}' matches {rule.text}")
         core = u.core
         if u.unknown_head and len(core) > 1:
             for j in range(1, len(core)):
@@ -711,115 +942,202 @@ class _Analysis:
                 if hit is not None:
                     out.set_hard(f"'{_view(core)}' may run '{views[0]}', which {hit.text} covers")
                     break
-        # 2. file operands.
-        name = _name(core[0].value).lower() if core else ""
-        args = core[1:]
+
+    def effects(self, name: str, args: list[Word]) -> E.Effects | None:
+        """The command's file effects: its family's table, or operands by the generic rule."""
+        if not name or (name in C.NON_FILE_COMMANDS and name not in E.FAMILIES):
+            return None
         svals = [w.value for w in args]
+        key = (name, *svals)
+        if key in self._effects:
+            return self._effects[key]
+        eff = E.effects(name, svals)
+        if eff is None:
+            eff = C.generic_effects(name, svals)
+        self._effects[key] = eff
+        return eff
+
+    def _write_words(self, u: _Unwrapped, name: str) -> list[Word]:
+        args = u.core[1:]
+        eff = self.effects(name, args)
+        return _refs(args, eff.writes) if eff is not None else []
+
+    def files(self, u: _Unwrapped, name: str) -> tuple[bool, bool]:
+        """Read/Edit rules on the files the command reads and writes: (reads all inside, writes all inside)."""
+        args = u.core[1:]
         reads_ok = True
         writes_inside = True
-        write_words: list[Word] = []
-        read_words: list[Word] = []
-        if name and name not in C.NON_FILE_COMMANDS:
-            ops, _ = C.operands(name, svals)
-            op_words = _pick(args, ops)
-            opt_words = [Word(value=v, raw=v) for v in _opt_file_values(svals)]
-            if name == "sed":
-                _scripts, files, in_place, _sf = C.sed_parts(svals)
-                read_words = _pick(args, files)
-                if in_place:
-                    write_words = list(read_words)
-            elif name in C.WRITE_ALL:
-                write_words = op_words
-            elif name in C.COPY_LIKE:
-                target_dir = _opt_value(svals, ("-t", "--target-directory"))
-                if target_dir is not None:
-                    write_words = [Word(value=target_dir, raw=target_dir)]
-                    read_words = op_words
-                elif len(op_words) >= 2:
-                    write_words, read_words = op_words[-1:], op_words[:-1]
-                else:
-                    read_words = op_words
-                if name == "mv":
-                    write_words = write_words + read_words
-            elif name in C.CHMOD_LIKE:
-                write_words = op_words[1:]
-            elif name == "dd":
-                read_words = [Word(value=a[3:], raw=a) for a in svals if a.startswith("if=")]
-                write_words = [Word(value=a[3:], raw=a) for a in svals if a.startswith("of=")]
-            else:
-                read_words = op_words
-            recursive = name in C.RECURSIVE_READERS and C.is_recursive(name, svals)
-            if recursive and not read_words and name in ("grep", "egrep", "fgrep", "rg", "ag", "ack", "find",
-                                                          "fd", "fdfind", "tree", "du", "ls"):
-                read_words = [Word(value=".", raw=".")]
-            reads_ok = self.check_reads(u, read_words + opt_words, name in _READERS, recursive)
+        eff = u.eff = self.effects(name, args)
+        if eff is not None:
+            recognised = name in _READERS or name in E.FAMILIES
+            read_words = _refs(args, eff.reads)
+            opt_words = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
+            reads_ok = self.check_reads(u, [*read_words, *opt_words, *u.wrapper_reads], recognised, False)
+            if eff.trees:
+                reads_ok = self.check_trees(u, name, _refs(args, eff.trees), eff.follows_links) and reads_ok
+            write_words = _refs(args, eff.writes)
             if write_words:
                 writes_inside, _all_allowed = self.check_writes(name, write_words)
                 reads_ok = self.check_reads(u, write_words, True, False) and reads_ok
+            if eff.names_from is not None:
+                reads_ok = False
+                self.hidden_names(name, eff.names_from)
+        elif u.wrapper_reads:
+            reads_ok = self.check_reads(u, list(u.wrapper_reads), True, False)
+        if u.xargs and name and name not in C.NON_FILE_COMMANDS:
+            reads_ok = self.xargs_names(u, name) and reads_ok
         if name == "git":
-            # git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files.
-            idx, _bad = C.git_subcommand(svals)
-            git_words: list[Word] = []
-            for w in args[idx + 1:]:
-                v = w.value
-                if v.startswith("-") or not v:
+            reads_ok = self.git_files(u, args) and reads_ok
+        if u.chdir:
+            reads_ok = writes_inside = False
+        return reads_ok, writes_inside
+
+    def git_files(self, u: _Unwrapped, args: list[Word]) -> bool:
+        """git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files."""
+        call = E.git_call([w.value for w in args])
+        git_words: list[Word] = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
+        rest = args[call.sub + 1:]
+        for k, w in enumerate(rest[:-1]):
+            if w.value == "--contents":  # git blame --contents FILE
+                git_words.append(rest[k + 1])
+        for w in rest:
+            v = w.value
+            if v.startswith("-") or not v:
+                continue
+            if ":" in v and not v.startswith("/"):
+                v = v.split(":", 1)[1]
+                if not v:
                     continue
-                if ":" in v and not v.startswith("/"):
-                    v = v.split(":", 1)[1]
-                    if not v:
-                        continue
-                git_words.append(Word(value=v, raw=w.raw, dynamic=w.dynamic, glob=w.glob, tilde=w.tilde))
-            reads_ok = self.check_reads(u, git_words, True, False) and reads_ok
-            if idx < len(svals) and svals[idx] == "grep":
-                self.check_reads(u, [Word(value=".", raw=".")], True, True)
-        if name in ("rm", "rmdir", "unlink", "shred"):
-            for w in write_words:
-                why = self.critical(w)
-                if why:
-                    out.set_hard(f"{name} on a critical path: {why}")
-                    break
-        # 3. approval.
-        if u.allow_core is None:
-            out.set_unapproved(f"'{collapse_ws(u.seg.text)}': {u.allow_block}")
+            git_words.append(Word(value=v, raw=w.raw, dynamic=w.dynamic, glob=w.glob, tilde=w.tilde))
+        ok = self.check_reads(u, git_words, True, False)
+        if call.sub < len(args) and args[call.sub].value == "grep":
+            ok = self.check_trees(u, "git grep", [Word(value=".", raw=".")], False) and ok
+        return ok
+
+    def hidden_names(self, name: str, why: str) -> None:
+        """File names the analysis cannot see: Read deny rules cannot be checked on them."""
+        if self.o.deny_bases:
+            self.out.set_hard(f"{why}; Read deny rules cannot be checked on names {name} gets that way")
+
+    def xargs_names(self, u: _Unwrapped, name: str) -> bool:
+        """``producer | xargs cmd``: cmd also gets the names the producer prints."""
+        producer = self.units_by_seg.get(id(u.seg.stdin_from)) if u.seg.stdin_from is not None else None
+        listed = _listed_roots(producer) if producer is not None else None
+        if listed is None:
+            self.hidden_names(name, f"xargs {name} takes file names from its input")
+            return False
+        return self.check_trees(u, name, listed[0], listed[1], link_files=True)
+
+    def evaluation(self, core: list[Word], parsed: ParsedScript) -> str | None:
+        """Words Bash evaluates as subscripts or arithmetic: their substitutions run (``test -v 'a[$(x)]'``)."""
+        name = _name(core[0].value).lower()
+        args = core[1:]
+        found = None
+        for i in evaluated_words(name, [w.value for w in args]):
+            w = args[i]
+            if "$" in w.value or "`" in w.value:
+                found = found or f"bash evaluates {w.raw} as an array subscript or arithmetic, which runs code"
+                for body in substitutions(w.value):
+                    self.nested(body, parsed, 1, dynamic=False)
+        return found
+
+    def check_trees(self, u: _Unwrapped, name: str, words: list[Word], follow: bool,
+                    link_files: bool = False) -> bool:
+        """Whether a denied file can be reached from trees a command walks; return whether all stay inside."""
+        all_inside = True
+        for w in words:
+            paths = self.resolve_word(w, for_deny=True)
+            if paths is None:
+                all_inside = False
+                if self.o.deny_bases:
+                    self.out.set_hard(f"{name} walks {w.raw}, which cannot be checked against Read deny rules")
+                continue
+            for p in paths:
+                base = _glob_base(collapse(p)) if w.glob else collapse(p)
+                lexical_hit = self.o.deny_under(base)
+                if lexical_hit is None and not follow and not link_files:
+                    continue
+                reach = self.o.reach(base, follow, link_files) if self.disk_trusted else None
+                if reach is None or not reach.complete:
+                    if lexical_hit is not None:
+                        self.out.set_hard(f"{name} may read files under {base} that {lexical_hit.text} denies")
+                    if follow:
+                        all_inside = False
+                    continue
+                if reach.deny is not None:
+                    rule, path = reach.deny
+                    self.out.set_hard(f"{name} may read {path} under {base}, which {rule.text} covers")
+                if reach.outside is not None:
+                    all_inside = False
+        return all_inside
+
+    def write_target(self, t: Word, what: str) -> None:
+        """A file written by a redirect or a wrapper's output option: Edit rules, protection, scope."""
+        out = self.out
+        if t.value in _EXEMPT_TARGETS and not t.dynamic:
             return
-        if not u.allow_core:
-            return  # a safe assignment on its own
-        acore = u.allow_core
-        aview = _view(acore)
-        views = [aview]
-        if acore[0].value == "git":
-            idx, _bad = C.git_subcommand([w.value for w in acore[1:]])
-            views.append(_view([acore[0], *acore[1 + idx:]]))
-        exact_only = u.exec_like or u.dangerous is not None
-        rule = self.allow_rules.match(views, exact_only=exact_only)
-        if rule is not None:
-            if out.allow_rule is None:
-                out.allow_rule = rule
-            out.approvals.append(f"'{aview}' by {rule.text}")
+        if out.writes is None:
+            out.writes = what
+        paths = self.resolve_word(t, for_deny=True)
+        if paths is not None:
+            for p in paths:
+                v = self.o.write_verdict(p)
+                if v.deny is not None:
+                    out.set_deny(v.deny, f"{what}: {p}, which {v.deny.text} denies")
+                elif v.ask is not None:
+                    out.set_ask(v.ask, f"{what}: {p}, which {v.ask.text} covers")
+                if v.protected and out.protected is None:
+                    out.protected = f"{what}: the protected path {p}"
+        if paths is None or t.dynamic or t.glob or t.tilde or self.cwd_unknown:
+            out.set_unapproved(f"{what}: needs approval")
             return
-        head = acore[0].value
-        if self.read_only(u, head, [w for w in acore[1:]], reads_ok):
-            out.approvals.append(f"'{aview}' is read-only")
+        verdicts = [self.o.write_verdict(p) for p in paths]
+        if all(v.allow is not None for v in verdicts):
             return
-        if (head in C.ACCEPT_EDITS_COMMANDS and not u.exec_like
-                and (head != "sed" or u.dangerous is None) and writes_inside and reads_ok):
+        if all(v.inside for v in verdicts):
             if out.needs_edit_mode is None:
-                out.needs_edit_mode = f"'{aview}' edits files"
+                out.needs_edit_mode = what
             return
-        why = u.dangerous or ("runs another command" if u.exec_like else "no rule allows it")
-        out.set_unapproved(f"'{aview}': {why}")
+        out.set_unapproved(f"{what}: outside the working directories")
+
+    def _git_dirs_inside(self, args: list[Word], call: E.GitCall) -> bool:
+        for w in _refs(args, call.directories):
+            paths = self.resolve_word(w)
+            if paths is None or not all(self._in_workdirs(p) for p in paths):
+                return False
+        return True
 
     def read_only(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
-        validator = C.READ_ONLY.get(head)
-        if validator is None or u.exec_like or u.dangerous is not None or u.via_xargs:
+        if head == "xargs" and u.xargs_inner is not None and not u.dangerous:
+            inner = u.xargs_inner
+            return bool(inner) and self._read_only_command(u, inner[0].value, inner[1:], reads_ok)
+        if u.exec_like or u.dangerous is not None or (u.via_xargs and u.seg.stdin_from is None):
             return False
+        return self._read_only_command(u, head, args, reads_ok)
+
+    def _read_only_command(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
         vals = [w.value for w in args]
-        if not validator(vals):
-            return False
+        if head in E.FAMILIES:
+            if head not in C.READ_ONLY:
+                return False
+            same = u.core and u.core[0].value == head and len(u.core) == len(args) + 1
+            eff = u.eff if same else self.effects(head, args)
+            if eff is None or eff.writes or eff.side_effect or eff.runs_program or eff.names_from:
+                return False
+        else:
+            validator = C.READ_ONLY.get(head)
+            if validator is None:
+                return E.version_only(head, vals)
+            if not validator(vals):
+                return False
         if head in C.GLOB_SENSITIVE and any(w.glob for w in args):
             return False
-        if head == "git" and self.changed_dir:
-            return False
+        if head == "git":
+            if self.changed_dir:
+                return False
+            call = E.git_call(vals)
+            if not self._git_dirs_inside(args, call):
+                return False
         if head in ("cd", "pushd"):
             targets = [w for w in args if not w.value.startswith("-")]
             if not targets:
@@ -838,32 +1156,8 @@ class _Analysis:
                 continue
             t = r.target
             if r.writes:
-                if t.value in _EXEMPT_TARGETS and not t.dynamic:
-                    continue
-                if out.writes is None:
-                    out.writes = f"output redirect writes {t.raw}"
-                paths = self.resolve_word(t, for_deny=True)
-                if paths is not None:
-                    for p in paths:
-                        v = self.o.write_verdict(p)
-                        if v.deny is not None:
-                            out.set_deny(v.deny, f"output redirect writes {p}, which {v.deny.text} denies")
-                        elif v.ask is not None:
-                            out.set_ask(v.ask, f"output redirect writes {p}, which {v.ask.text} covers")
-                        if v.protected and out.protected is None:
-                            out.protected = f"output redirect writes the protected path {p}"
-                if paths is None or t.dynamic or t.glob or t.tilde or self.cwd_unknown:
-                    out.set_unapproved(f"output redirect to {t.raw} needs approval")
-                    continue
-                verdicts = [self.o.write_verdict(p) for p in paths]
-                if all(v.allow is not None for v in verdicts):
-                    continue
-                if all(v.inside for v in verdicts):
-                    if out.needs_edit_mode is None:
-                        out.needs_edit_mode = f"output redirect writes {t.raw}"
-                    continue
-                out.set_unapproved(f"output redirect writes {t.raw} outside the working directories")
-            elif r.reads:
+                self.write_target(t, f"output redirect writes {t.raw}")
+            if r.reads:
                 paths = self.resolve_word(t, for_deny=True)
                 if paths is None:
                     out.set_unapproved(f"input redirect from {t.raw} cannot be checked")
@@ -930,7 +1224,7 @@ def _glob_base(path: str) -> str:
     return "/" + "/".join(out)
 
 
-def analyse(command: str, oracle: FileOracle, deny: CommandRules, ask: CommandRules,
+def analyse(command: str, oracle: PathDecisions, deny: CommandRules, ask: CommandRules,
             allow: CommandRules) -> BashOutcome:
     """Judge one Bash command line; never raises on any string."""
     return _Analysis(oracle, deny, ask, allow).run(command)

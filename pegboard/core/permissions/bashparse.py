@@ -10,11 +10,15 @@ understand, is reported as ``unanalysable`` so the engine never approves it.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from pegboard.core.permissions.continuations import join_continued_lines
 
 MAX_COMMAND_CHARS = 10_000
 _MAX_NESTED_SCRIPTS = 32
@@ -98,6 +102,8 @@ class Segment:
     kind: str = "command"  # command | assignment | declaration | test | arithmetic
     nested: bool = False  # inside $(...), `...`, <(...) or a nested script
     text: str = ""
+    #: The command whose output this one reads (``a | b``: b's is a), when it is a simple command.
+    stdin_from: Segment | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -105,6 +111,7 @@ class ParsedScript:
     segments: list[Segment] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # why it cannot be fully analysed
+    read_write_redirects: int = 0  # '<>' redirects, which the grammar reports as errors
 
 
 def _b2s(b: bytes) -> str:
@@ -170,6 +177,8 @@ class _Builder:
         self.src = src
         self.result = result
         self.nested_depth = nested_depth
+        self.by_node: dict[int, Segment] = {}
+        self.pipes: list[list[int]] = []
 
     def text(self, node: Any) -> str:
         return _b2s(self.src[node.start_byte:node.end_byte])
@@ -251,6 +260,8 @@ class _Builder:
                 fd = self.text(child)
             elif not child.is_named:
                 op = self.text(child)
+            elif child.type == "ERROR" and op == "<" and self.text(child) == ">":
+                op = "<>"  # the grammar does not know the read-write redirect
             elif target is None:
                 target = self.word(child)
         if op in (">&", "<&") and target is not None and (target.value.isdigit() or target.value == "-"):
@@ -260,6 +271,7 @@ class _Builder:
     def command(self, node: Any, nested: bool) -> Segment:
         seg = Segment(words=[], nested=nested, text=self.text(node))
         prev_end = None
+        word_end = -1  # where the last word ended: a word starting there continues it
         for child in node.children:
             if prev_end is not None and b"\n" in self.src[prev_end:child.start_byte]:
                 # A newline between the words of one command: the shell would end the command
@@ -269,15 +281,22 @@ class _Builder:
             t = child.type
             if t == "variable_assignment":
                 seg.assignments.append(self.assignment(child))
-            elif t == "command_name":
-                inner = child.named_children[0] if child.named_child_count else child
-                seg.words.append(self.word(inner))
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 pass  # collected by the walk
             elif t == "comment" or not child.is_named:
                 continue
             else:
-                seg.words.append(self.word(child))
+                inner = child
+                if t == "command_name":
+                    inner = child.named_children[0] if child.named_child_count else child
+                if seg.words and child.start_byte == word_end:
+                    # The grammar splits 'a'\m into two words; the shell reads one ("am").
+                    w = seg.words[-1]
+                    self._fill(inner, w)
+                    w.raw += self.text(inner)
+                else:
+                    seg.words.append(self.word(inner))
+                word_end = child.end_byte
         return seg
 
     def assignment(self, node: Any) -> tuple[str, Word]:
@@ -301,10 +320,17 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
     while stack:
         node, nested, parent = stack.pop()
         t = node.type
+        if t == "ERROR" and parent is not None and parent.type == "file_redirect" and b.text(node) == ">":
+            result.read_write_redirects += 1
+            continue
         if t == "ERROR" or node.is_missing:
             result.problems.append(f"cannot parse near {b.text(node)[:40]!r}")
         elif t == "command":
-            result.segments.append(b.command(node, nested))
+            seg = b.command(node, nested)
+            result.segments.append(seg)
+            b.by_node[node.id] = seg
+        elif t == "pipeline":
+            b.pipes.append([c.id for c in node.named_children])
         elif t == "variable_assignment" and parent is not None and parent.type not in (
             "command", "declaration_command",
         ):
@@ -341,6 +367,10 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
         for child in reversed(node.children):
             if child.is_named or child.type == "ERROR":
                 stack.append((child, child_nested, node))
+    for ids in b.pipes:
+        for before, after in itertools.pairwise(ids):
+            if before in b.by_node and after in b.by_node:
+                b.by_node[after].stdin_from = b.by_node[before]
 
 
 def _heredoc(b: _Builder, node: Any, result: ParsedScript, depth: int) -> None:
@@ -370,9 +400,7 @@ def _nested_into(script: str, result: ParsedScript, depth: int) -> None:
         result.problems.append("too deeply nested")
         return
     inner = parse(script, depth + 1)
-    for seg in inner.segments:
-        seg.nested = True
-    result.segments.extend(inner.segments)
+    result.segments.extend(as_nested(inner.segments))
     result.redirects.extend(inner.redirects)
     result.problems.extend(inner.problems)
 
@@ -399,10 +427,6 @@ def rough_segments(text: str) -> list[Segment]:
         else:
             cur.append(tok)
     return segments
-
-
-def strip_line_continuations(command: str) -> str:
-    return command.replace("\\\r\n", "").replace("\\\n", "")
 
 
 _SIMPLE_LINE = re.compile(r"[A-Za-z0-9_./:=@%+,*\- \t\n;&|]*")
@@ -436,7 +460,9 @@ def _fast_parse(text: str) -> ParsedScript | None:
     if any(not c.strip() for c in chunks) or len(ops) != len(chunks) - 1:
         return None
     result = ParsedScript()
-    for chunk in chunks:
+    previous: Segment | None = None
+    for k, chunk in enumerate(chunks):
+        piped = k > 0 and ops[k - 1] == "|"
         words = chunk.split()
         assigns: list[tuple[str, Word]] = []
         while words and _ASSIGNMENT.match(words[0]):
@@ -448,10 +474,14 @@ def _fast_parse(text: str) -> ParsedScript | None:
             for name, value in assigns:
                 result.segments.append(Segment(words=[], assignments=[(name, value)], kind="assignment",
                                                text=f"{name}={value.raw}"))
+            previous = None
             continue
-        result.segments.append(Segment(
-            words=[Word(value=w, raw=w, glob="*" in w) for w in words], assignments=assigns, text=chunk.strip(),
-        ))
+        seg = Segment(words=[Word(value=w, raw=w, glob="*" in w) for w in words], assignments=assigns,
+                      text=chunk.strip())
+        if piped and previous is not None:
+            seg.stdin_from = previous
+        result.segments.append(seg)
+        previous = seg
     return result
 
 
@@ -470,13 +500,39 @@ def _ascii_shape(text: str, src: bytes) -> bytes:
     return _NON_ASCII.sub(lambda m: "x" * len(m.group(0).encode("utf-8", "surrogatepass")), text).encode("ascii")
 
 
+def as_nested(segments: list[Segment]) -> list[Segment]:
+    """Copies of ``segments`` marked as nested (parse results are shared and never changed)."""
+    copies = {id(s): dataclasses.replace(s, nested=True) for s in segments}
+    for s in segments:
+        if s.stdin_from is not None and id(s.stdin_from) in copies:
+            copies[id(s)].stdin_from = copies[id(s.stdin_from)]
+    return list(copies.values())
+
+
 def parse(command: str, depth: int = 0) -> ParsedScript:
-    """Parse ``command``; never raises (problems are reported in the result)."""
-    text = strip_line_continuations(command)
-    fast = _fast_parse(text)
+    """Parse ``command``; never raises (problems are reported in the result).
+
+    Results are cached by text: the lists are fresh for every caller, the segments and
+    words in them are shared and must not be changed.
+    """
+    cached = _parse_cached(command, depth)
+    return ParsedScript(segments=list(cached.segments), redirects=list(cached.redirects),
+                        problems=list(cached.problems), read_write_redirects=cached.read_write_redirects)
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(command: str, depth: int) -> ParsedScript:
+    return _parse(command, depth)
+
+
+def _parse(command: str, depth: int) -> ParsedScript:
+    text, joined_problem = join_continued_lines(command)
+    fast = _fast_parse(text) if joined_problem is None else None
     if fast is not None:
         return fast
     result = ParsedScript()
+    if joined_problem is not None:
+        result.problems.append(joined_problem)
     try:
         src = text.encode("utf-8", "surrogatepass")
     except UnicodeError:
@@ -488,9 +544,9 @@ def parse(command: str, depth: int = 0) -> ParsedScript:
         result.problems.append(f"parser failed: {type(exc).__name__}")
         return result
     root = tree.root_node
-    if root.has_error:
-        result.problems.append("the shell grammar cannot parse this command")
     _walk(src, root, result, depth)
+    if root.has_error and not result.read_write_redirects:
+        result.problems.append("the shell grammar cannot parse this command")
     if result.problems:
         result.segments.extend(rough_segments(text))
     return result

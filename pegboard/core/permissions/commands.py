@@ -1,9 +1,11 @@
 """Knowledge about shell commands: wrappers, the read-only set, file operands, known traps.
 
 Kept apart from the matching logic because it is data plus small validators: which
-wrappers are stripped before matching (and how many of their arguments go with them),
-which commands run without a prompt and under what conditions, which arguments of a
-command are files it reads or writes. Every validator answers "not read-only" when unsure.
+wrappers are stripped before matching (and how many of their arguments go with them, and
+which of their options write or read files), which commands run without a prompt and under
+what conditions. The per-family option grammars and file effects live in ``effects``; the
+generic operand rule here covers commands without a family. Every validator answers
+"not read-only" when unsure.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+from pegboard.core.permissions.effects import Effects, effects, git_call, git_option_danger, git_side_effect
 
 #: Environment variables whose assignment in front of a command never changes what runs.
 SAFE_ENV_VARS = frozenset({
@@ -34,16 +39,29 @@ class WrapperSpec:
     positionals: int = 0  # positional arguments before the command (timeout's duration ...)
     script_opts: frozenset[str] = frozenset()  # options whose value is a shell script
     joins_args: bool = False  # the rest is joined and run by a shell (watch, ssh)
+    write_opts: frozenset[str] = frozenset()  # options whose value is a file the wrapper writes
+    read_opts: frozenset[str] = frozenset()  # options whose value is a file the wrapper reads
+    chdir_opts: frozenset[str] = frozenset()  # options that run the command in another directory
+    flags: frozenset[str] = frozenset()  # long options without a value (for abbreviations)
+    abbreviations: bool = True  # getopt_long: unambiguous prefixes of long options
+    writes_positional: bool = False  # the positional argument is a file it opens (flock)
+    positional_unless: frozenset[str] = frozenset()  # options that replace the positional (taskset -c)
 
 
-def _ws(value_opts: str = "", positionals: int = 0, script_opts: str = "", joins: bool = False) -> WrapperSpec:
-    return WrapperSpec(frozenset(value_opts.split()), positionals, frozenset(script_opts.split()), joins)
+def _ws(value_opts: str = "", positionals: int = 0, script_opts: str = "", joins: bool = False, *,
+        writes: str = "", reads: str = "", chdir: str = "", flags: str = "", abbreviations: bool = True,
+        writes_positional: bool = False, unless: str = "") -> WrapperSpec:
+    def s(text: str) -> frozenset[str]:
+        return frozenset(text.split())
+
+    return WrapperSpec(s(value_opts) | s(writes) | s(reads) | s(chdir), positionals, s(script_opts), joins,
+                       s(writes), s(reads), s(chdir), s(flags), abbreviations, writes_positional, s(unless))
 
 
 #: Process wrappers stripped before allow matching (a fixed list, not configurable).
 ALLOW_STRIP_WRAPPERS: dict[str, WrapperSpec] = {
-    "timeout": _ws("-s --signal -k --kill-after", positionals=1),
-    "time": _ws("-f --format -o --output"),
+    "timeout": _ws("-s --signal -k --kill-after", positionals=1, flags="--preserve-status --foreground --verbose"),
+    "time": _ws("-f --format", writes="-o --output", flags="--append --portability --verbose --quiet --help"),
     "nice": _ws("-n --adjustment"),
     "nohup": _ws(),
     "stdbuf": _ws("-i -o -e --input --output --error"),
@@ -56,39 +74,72 @@ ALLOW_STRIP_WRAPPERS: dict[str, WrapperSpec] = {
 #: allow rule never approves a command behind one of these (only an exact rule can).
 EXEC_WRAPPERS: dict[str, WrapperSpec] = {
     "exec": _ws("-a"),
-    "sudo": _ws("-u -g -h -C -D -p -r -t -T -U --user --group --host --chdir --prompt --role --type "
-                "--command-timeout --other-user --close-from"),
+    "sudo": _ws("-u -g -h -C -p -r -t -T -U --user --group --host --prompt --role --type "
+                "--command-timeout --other-user --close-from", chdir="-D --chdir"),
     "doas": _ws("-u -C"),
     "run0": _ws("-u -g -D --user --group --chdir --setenv --property --description --unit"),
-    "env": _ws("-u -C --unset --chdir", script_opts="-S --split-string"),
+    "env": _ws("-u --unset", script_opts="-S --split-string", chdir="-C --chdir",
+               flags="--ignore-environment --null --block-signal --default-signal --ignore-signal "
+               "--list-signal-handling --debug"),
     "watch": _ws("-n --interval -d --differences -q --equexit --chgexit", joins=True),
     "ionice": _ws("-c -n -p -P -u --class --classdata --pid --pgid --uid"),
     "setsid": _ws(),
-    "flock": _ws("-E -w --conflict-exit-code --timeout", positionals=1, script_opts="-c --command"),
+    "flock": _ws("-E -w --conflict-exit-code --timeout", positionals=1, script_opts="-c --command",
+                 writes_positional=True),
     "chroot": _ws("--userspec --groups", positionals=1),
     "nsenter": _ws("-t -S -G --target --setuid --setgid -m -u -i -n -p -C -U -T -r -w"),
     "unshare": _ws("--propagation --setgroups --map-user --map-group"),
     "runuser": _ws("-u -g -G --user --group --supp-group", script_opts="-c --command"),
     "su": _ws("-g -G -s --group --supp-group --shell", positionals=1, script_opts="-c --command"),
-    "xargs": _ws("-n -I -i -L -l -P -d -E -e -s -a --max-args --replace --max-lines --max-procs "
-                 "--delimiter --eof --max-chars --arg-file --process-slot-var"),
+    "xargs": _ws("-n -I -L -P -d -E -s --max-args --max-lines --max-procs --delimiter --eof --max-chars "
+                 "--process-slot-var", reads="-a --arg-file", flags="--null --no-run-if-empty --verbose --exit "
+                 "--interactive --open-tty --show-limits --replace"),
     "caffeinate": _ws("-t -w"),
     "unbuffer": _ws(),
     "torsocks": _ws(),
     "proxychains": _ws("-f"),
     "proxychains4": _ws("-f"),
     "firejail": _ws(),
-    "strace": _ws("-e -o -p -s -u -E -I -a -b -O -P -S -X"),
-    "ltrace": _ws("-e -o -p -s -u -a -n"),
+    "strace": _ws("-e -p -s -u -E -I -a -b -O -P -S -X", writes="-o --output"),
+    "ltrace": _ws("-e -p -s -u -a -n", writes="-o --output"),
     "nocorrect": _ws(),
     "coproc": _ws(),
     "parallel": _ws("-j -S --jobs --sshlogin -N --max-args", joins=True),
     "ssh": _ws("-p -i -l -o -F -J -L -R -D -b -c -E -e -m -O -Q -S -W -w -B", positionals=1, joins=True),
-    "script": _ws("-O -I -T -E --log-out --log-in --log-timing --echo", script_opts="-c --command"),
+    "script": _ws("-E --echo", positionals=1, script_opts="-c --command",
+                  writes="-O -I -T -B --log-out --log-in --log-timing --log-io", writes_positional=True),
     "systemd-run": _ws("-u -p -E --unit --property --setenv --description --slice --uid --gid"),
     "valgrind": _ws(),
     "gdb": _ws(),
-    "dotenv": _ws("-e -f"),
+    "dotenv": _ws("-e", reads="-f"),
+    "taskset": _ws("-c --cpu-list", positionals=1, flags="--all-tasks --pid", unless="-c --cpu-list -p --pid"),
+    "chrt": _ws("-T -P -D --sched-runtime --sched-period --sched-deadline", positionals=1),
+    "numactl": _ws("-C -N -m -p -i -w --physcpubind --cpunodebind --membind --preferred --interleave "
+                   "--weighted-interleave --preferred-many"),
+    "prlimit": _ws("-p --pid"),
+    "setpriv": _ws("--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits --selinux-label "
+                   "--apparmor-profile --landlock-access --landlock-rule"),
+    "cgexec": _ws("-g"),
+    "fakeroot": _ws("-l -f -s -i --lib --faked"),
+    "eatmydata": _ws(),
+    "faketime": _ws("-m -f", positionals=1),
+    "sg": _ws(positionals=1, script_opts="-c"),
+    "gosu": _ws(positionals=1),
+    "su-exec": _ws(positionals=1),
+    "setuidgid": _ws(positionals=1),
+    "chpst": _ws("-u -U -b -e -/ -n -l -L -m -d -o -p -f -c"),
+    "envdir": _ws(positionals=1),
+    "softlimit": _ws("-m -a -d -o -p -f -c -r -s -t"),
+    "tini": _ws("-s -p -e -g -w"),
+    "dumb-init": _ws("-r --rewrite"),
+    "catchsegv": _ws(),
+    "rlwrap": _ws("-a -b -C -D -f -F -g -H -I -l -N -O -p -P -q -S -w -z"),
+    "nocache": _ws(),
+    "trickle": _ws("-d -u -w -t -l -n"),
+    "torify": _ws(),
+    "tsocks": _ws(),
+    "entr": _ws(),
+    "sem": _ws("-j --jobs --id"),
 }
 
 #: Dev-env runners: ``runner sub`` prefixes that run the rest as a command.
@@ -129,70 +180,90 @@ EVAL_COMMANDS = frozenset({"eval", "source", "."})
 _SHORT_FLAG = re.compile(r"^-[A-Za-z0-9]")
 
 
-def skip_wrapper(args: Sequence[str], spec: WrapperSpec) -> tuple[int, list[str]]:
-    """Index of the wrapped command in ``args`` (after the wrapper name) and any -c scripts."""
+@dataclass
+class WrapperArgs:
+    """A wrapper's own arguments: where the command starts, and the files and scripts they name."""
+
+    index: int
+    scripts: list[str]
+    writes: list[tuple[int, str]]
+    reads: list[tuple[int, str]]
+    chdir: bool = False
+
+
+def _long_name(given: str, spec: WrapperSpec) -> str:
+    """``given`` resolved by getopt_long's prefix rule against the long names the spec knows."""
+    known = {n for n in (*spec.value_opts, *spec.script_opts, *spec.flags) if n.startswith("--")}
+    if given in known or not spec.abbreviations:
+        return given
+    hits = [n for n in known if n.startswith(given)]
+    return hits[0] if len(hits) == 1 else given
+
+
+def skip_wrapper(args: Sequence[str], spec: WrapperSpec) -> WrapperArgs:
+    """Where the wrapped command starts in ``args`` (after the wrapper name), and what else runs."""
     i = 0
-    scripts: list[str] = []
+    out = WrapperArgs(0, [], [], [])
     positionals = spec.positionals
+
+    def note(name: str, index: int, value: str) -> None:
+        if name in spec.script_opts:
+            out.scripts.append(value)
+        if name in spec.write_opts:
+            out.writes.append((index, value))
+        if name in spec.read_opts:
+            out.reads.append((index, value))
+        if name in spec.chdir_opts:
+            out.chdir = True
+
     while i < len(args):
         a = args[i]
         if a == "--":
             i += 1
             break
         if a.startswith("-") and len(a) > 1:
-            name, eq, _val = a.partition("=")
-            if name in spec.script_opts:
-                if eq:
-                    scripts.append(_val)
-                elif i + 1 < len(args):
-                    scripts.append(args[i + 1])
-                    i += 1
-            elif name in spec.value_opts and not eq:
+            name, eq, val = a.partition("=")
+            if name.startswith("--"):
+                name = _long_name(name, spec)
+            if name in spec.positional_unless or name[:2] in spec.positional_unless:
+                positionals = 0
+            takes = name in spec.value_opts or name in spec.script_opts
+            if takes and eq:
+                note(name, i, val)
+            elif takes and i + 1 < len(args):
+                note(name, i + 1, args[i + 1])
                 i += 1
-            elif not name.startswith("--") and len(name) > 2 and name[:2] in spec.value_opts:
-                pass  # attached value: -n5
+            elif not name.startswith("--") and len(a) > 2:
+                # A cluster (-ao FILE) or an attached value (-n5, -oFILE): the first letter that
+                # takes a value takes the rest of the word, or the next word.
+                for k in range(1, len(a)):
+                    opt = "-" + a[k]
+                    if opt in spec.value_opts or opt in spec.script_opts:
+                        if k + 1 < len(a):
+                            note(opt, i, a[k + 1:])
+                        elif i + 1 < len(args):
+                            note(opt, i + 1, args[i + 1])
+                            i += 1
+                        break
             i += 1
             continue
         if "=" in a and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", a):
             i += 1  # sudo/env style NAME=value
             continue
         if positionals > 0:
+            if spec.writes_positional:
+                out.writes.append((i, a))
             positionals -= 1
             i += 1
             continue
         break
-    return i, scripts
+    out.index = i
+    return out
 
 
 # -- read-only validators -----------------------------------------------------------------
 
 Validator = Callable[[list[str]], bool]
-
-
-def _no_flags(*bad: str, prefixes: Sequence[str] = ()) -> Validator:
-    bad_set = frozenset(bad)
-
-    def check(args: list[str]) -> bool:
-        for a in args:
-            if a == "--":
-                break
-            name = a.split("=", 1)[0]
-            if name in bad_set or any(a.startswith(p) for p in prefixes):
-                return False
-            if _SHORT_FLAG.match(a) and not a.startswith("--"):
-                letters = set(a[1:])
-                if any(f"-{c}" in bad_set for c in letters if c.isalpha()):
-                    return False
-        return True
-
-    return check
-
-
-def _all(*checks: Validator) -> Validator:
-    def check(args: list[str]) -> bool:
-        return all(c(args) for c in checks)
-
-    return check
 
 
 def _always(_args: list[str]) -> bool:
@@ -203,183 +274,42 @@ def _no_args(args: list[str]) -> bool:
     return not args
 
 
-def _max_operands(n: int) -> Validator:
+def _by_effects(name: str) -> Validator:
+    """Read-only when the command's family reports no write, program, hidden names or side effect."""
+
     def check(args: list[str]) -> bool:
-        return len([a for a in args if not a.startswith("-")]) <= n
+        e = effects(name, args)
+        return e is not None and not e.writes and e.side_effect is None and e.runs_program is None \
+            and e.names_from is None
 
     return check
 
 
-_FIND_BAD = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-                       "-fls"})
-
-
-def find_is_safe(args: list[str]) -> bool:
-    return not any(a in _FIND_BAD for a in args)
-
-
-_SED_CMD = re.compile(r"""
-    \s*
-    (?:(?:\d+|\$|/(?:[^/\\\n]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\\n]|\\.)*/|\+\d+|~\d+))?\s*!?\s*)?
-    (?:[pdqQ=nNgGhHxlDP]|s(?P<d>[^\w\s\\])(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)[gpiImM0-9]*|y(?P<e>[^\w\s\\])(?:(?!(?P=e))[^\\\n]|\\.)*(?P=e)(?:(?!(?P=e))[^\\\n]|\\.)*(?P=e))?
-    \s*""", re.VERBOSE)
-
-
-def sed_script_is_safe(script: str) -> bool:
-    """Whether a sed script only prints/substitutes (no ``w``, ``e``, ``r`` or ``W`` commands)."""
-    pos = 0
-    while pos < len(script):
-        m = _SED_CMD.match(script, pos)
-        if not m or m.end() == pos:
-            return False
-        pos = m.end()
-        if pos < len(script):
-            if script[pos] in ";\n":
-                pos += 1
-            else:
-                return False
-    return True
-
-
-def sed_parts(args: list[str]) -> tuple[list[str], list[str], bool, bool]:
-    """(scripts, file operands, in_place, uses_script_file) of a sed command line."""
-    scripts: list[str] = []
-    files: list[str] = []
-    in_place = False
-    script_file = False
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in ("-e", "--expression") and i + 1 < len(args):
-            scripts.append(args[i + 1])
-            i += 2
-            continue
-        if a.startswith("--expression="):
-            scripts.append(a.split("=", 1)[1])
-        elif a in ("-f", "--file") or a.startswith("--file="):
-            script_file = True
-            if "=" not in a:
-                i += 1
-        elif a.startswith("--in-place") or a == "-i" or (a.startswith("-i") and not a.startswith("--")):
-            in_place = True
-        elif a.startswith("-") and not a.startswith("--") and len(a) > 1:
-            letters = a[1:]
-            if "i" in letters:
-                in_place = True
-            if "e" in letters or "f" in letters:
-                if letters.endswith(("e", "f")) and i + 1 < len(args):
-                    (scripts if letters.endswith("e") else files).append(args[i + 1])
-                    script_file = script_file or letters.endswith("f")
-                    i += 1
-                else:
-                    return scripts, files, in_place, True
-        elif a.startswith("--"):
-            pass
-        else:
-            files.append(a)
-        i += 1
-    if not scripts and files and not script_file:
-        scripts.append(files.pop(0))
-    return scripts, files, in_place, script_file
-
-
-def sed_is_read_only(args: list[str]) -> bool:
-    scripts, _files, in_place, script_file = sed_parts(args)
-    if in_place or script_file or not scripts:
-        return False
-    return all(sed_script_is_safe(s) for s in scripts)
-
-
-def git_subcommand(args: list[str]) -> tuple[int, bool]:
-    """Index of git's subcommand in ``args`` and whether a global option is dangerous."""
-    i = 0
-    dangerous = False
-    while i < len(args):
-        a = args[i]
-        if a in ("-c", "--config-env") or a.startswith(("--config-env=", "--exec-path", "-c")):
-            dangerous = True
-            i += 2 if a in ("-c", "--config-env") else 1
-            continue
-        if a in ("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"):
-            i += 2
-            continue
-        if a.startswith("-"):
-            i += 1
-            continue
-        break
-    return i, dangerous
-
-
-_GIT_READ_ONLY = frozenset({
-    "status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "cat-file", "describe",
-    "shortlog", "grep", "rev-list", "merge-base", "name-rev", "whatchanged", "annotate", "count-objects",
-    "cherry", "show-ref", "for-each-ref", "help", "version", "var", "check-ignore", "diff-tree",
-    "diff-files", "diff-index", "range-diff", "show-branch",
-})
-_GIT_BAD_FLAGS = ("--output", "-O", "--open-files-in-pager", "--ext-diff", "--exec")
-
-
 def git_is_read_only(args: list[str]) -> bool:
-    idx, dangerous = git_subcommand(args)
-    if dangerous or idx >= len(args):
+    """Read-only by the subcommand and its options; ``-C`` directories are the caller's to check."""
+    call = git_call(args)
+    if call.danger is not None or call.sub >= len(args):
         return False
-    if any(a != "-C" and a.startswith("-C") for a in args[:idx]) or "-C" in args[:idx]:
-        return False  # another directory: its config and hooks are not ours to trust
-    sub, rest = args[idx], args[idx + 1:]
-    if any(a.startswith(_GIT_BAD_FLAGS) for a in rest):
-        return False
-    if sub in _GIT_READ_ONLY:
-        return True
-    if sub == "branch":
-        ok = {"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current",
-              "--contains", "--merged", "--no-merged", "--sort", "--format", "--no-color", "--color",
-              "--points-at"}
-        return all(a.split("=", 1)[0] in ok for a in rest if a.startswith("-")) and (
-            not [a for a in rest if not a.startswith("-")] or "--list" in rest or "-l" in rest
-            or any(a.startswith(("--contains", "--merged", "--no-merged", "--points-at")) for a in rest)
-        )
-    if sub == "tag":
-        return not rest or rest[0] in ("-l", "--list") or all(a.startswith("-n") for a in rest)
-    if sub == "remote":
-        return not rest or rest in (["-v"], ["--verbose"]) or (rest[0] in ("show", "get-url") and True)
-    if sub == "stash":
-        return bool(rest) and rest[0] in ("list", "show")
-    if sub == "worktree":
-        return bool(rest) and rest[0] == "list"
-    if sub == "config":
-        return bool(rest) and all(
-            a in ("--get", "--get-all", "--list", "-l", "--get-regexp", "--show-origin", "--global",
-                  "--local", "--system", "--name-only", "--null", "-z") or not a.startswith("-")
-            for a in rest
-        ) and any(a in ("--get", "--get-all", "--list", "-l", "--get-regexp") for a in rest)
-    if sub == "reflog":
-        return not rest or rest[0] == "show" or rest[0].startswith("-")
-    return False
+    sub, rest = args[call.sub], args[call.sub + 1:]
+    return git_option_danger(rest) is None and git_side_effect(sub, rest) is None
 
+
+_EFFECT_CHECKED = (
+    "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "wc", "diff", "cmp", "stat", "du", "nl", "cut", "rev",
+    "tac", "fold", "column", "comm", "paste", "strings", "od", "hexdump", "md5sum", "sha1sum", "sha256sum",
+    "sha512sum", "cksum", "expand", "unexpand", "jq", "date", "file", "tree", "sort", "uniq", "xxd", "find", "fd",
+    "fdfind", "rg", "sed", "ps", "ss", "man",
+)
 
 READ_ONLY: dict[str, Validator] = {
-    "ls": _always, "cat": _always, "echo": _always, "printf": _always, "pwd": _always, "head": _always,
-    "tail": _always, "grep": _always, "egrep": _always, "fgrep": _always, "wc": _always,
-    "which": _always, "diff": _no_flags("--output"), "cmp": _always, "stat": _always, "du": _always,
-    "df": _always, "cd": _always, "lsof": _always, "pgrep": _always, "tput": _always, "ss": _always,
-    "true": _always, "false": _always, "whoami": _always, "id": _always, "uname": _always,
-    "basename": _always, "dirname": _always, "realpath": _always, "readlink": _always, "nl": _always,
-    "cut": _always, "tr": _always, "rev": _always, "tac": _always, "fold": _always, "column": _always,
-    "comm": _always, "paste": _always, "strings": _always, "od": _always, "hexdump": _always,
-    "md5sum": _always, "sha1sum": _always, "sha256sum": _always, "sha512sum": _always, "cksum": _always,
-    "seq": _always, "test": _always, "[": _always, "sleep": _always, "ps": _always, "nproc": _always,
-    "uptime": _always, "free": _always, "type": _always, "printenv": _always, "groups": _always,
-    "expand": _always, "unexpand": _always, "jq": _no_flags("--rawfile", "--slurpfile", "-L"),
-    "hostname": _no_args, "env": _no_args, "date": _no_flags("-s", "--set"),
-    "file": _no_flags("-m", "--magic-file", "-f", "--files-from", "-C", "--compile"),
-    "tree": _no_flags("-o", "--fromfile", "-R"),
-    "sort": _no_flags("-o", "--output", "--compress-program", "-T", "--temporary-directory"),
-    "uniq": _max_operands(1), "xxd": _all(_no_flags("-r", "-revert"), _max_operands(1)),
-    "find": find_is_safe, "fd": _no_flags("-x", "--exec", "-X", "--exec-batch"),
-    "fdfind": _no_flags("-x", "--exec", "-X", "--exec-batch"),
-    "rg": _no_flags("--pre", "--pre-glob", "--hostname-bin", "-z", "--search-zip"),
-    "sed": sed_is_read_only, "git": git_is_read_only,
+    "echo": _always, "printf": _always, "pwd": _always, "which": _always, "df": _always, "cd": _always,
+    "lsof": _always, "pgrep": _always, "tput": _always, "true": _always, "false": _always, "whoami": _always,
+    "id": _always, "uname": _always, "basename": _always, "dirname": _always, "realpath": _always,
+    "readlink": _always, "tr": _always, "seq": _always, "test": _always, "[": _always, "sleep": _always,
+    "nproc": _always, "uptime": _always, "free": _always, "type": _always, "printenv": _always, "groups": _always,
+    "hostname": _no_args, "env": _always, "git": git_is_read_only,
     "command": lambda args: bool(args) and args[0] in ("-v", "-V"),
+    **{name: _by_effects(name) for name in _EFFECT_CHECKED},
 }
 
 #: Read-only commands that list names without reading file contents.
@@ -451,6 +381,35 @@ def is_recursive(name: str, args: list[str]) -> bool:
         if _SHORT_FLAG.match(a) and not a.startswith("--") and ("r" in a[1:] or "R" in a[1:]):
             return name not in ("ls", "du", "tree") or "R" in a[1:]
     return False
+
+
+#: Commands whose operands are not all plain files even without options.
+_NOT_PLAIN = PATTERN_FIRST | RECURSIVE_READERS | {"find"}
+
+
+def generic_effects(name: str, args: Sequence[str]) -> Effects:
+    """Effects of a command without a family table: its operands are files it reads."""
+    return _generic_effects(name, tuple(args))
+
+
+@lru_cache(maxsize=4096)
+def _generic_effects(name: str, argv: tuple[str, ...]) -> Effects:
+    args = list(argv)
+    if name not in _NOT_PLAIN and not any(a[:1] == "-" for a in args):
+        return Effects(reads=list(enumerate(args)))  # operands only
+    ops, _values = operands(name, args)
+    refs: list[tuple[int, str]] = []
+    used: set[int] = set()
+    for v in ops:
+        for i, a in enumerate(args):
+            if a == v and i not in used:
+                used.add(i)
+                refs.append((i, v))
+                break
+    eff = Effects(reads=refs)
+    if name in RECURSIVE_READERS and is_recursive(name, args):
+        eff.trees = list(refs) or ([(-1, ".")] if name in ("ag", "ack") else [])
+    return eff
 
 
 def operands(name: str, args: list[str]) -> tuple[list[str], list[str]]:

@@ -23,13 +23,13 @@ from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
 from pegboard.core.permissions import powershell as ps
 from pegboard.core.permissions import webfetch as wf
+from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import (
     PathContext,
     PathMatcher,
     absolute,
     collapse,
     compile_path_regex,
-    inside,
     is_protected,
     is_windows_path,
     literal_base,
@@ -69,6 +69,15 @@ class _Outcome:
     is_edit: bool = False
     edit_in_scope: bool = False
     edit_reason: str = ""
+
+    def note(self, lst: str, rule: Rule, reason: str) -> None:
+        """Record a rule hit: the first deny, the first ask and the first allow each win."""
+        if lst == "deny":
+            self.deny = self.deny or (rule, reason)
+        elif lst == "ask":
+            self.ask = self.ask or (rule, reason)
+        elif self.allow is None:
+            self.allow = (rule, reason)
 
 
 @dataclass
@@ -124,7 +133,6 @@ class PermissionEngine:
         perms = merged.get("permissions") if isinstance(merged.get("permissions"), Mapping) else {}
         self.mode = self._pick_mode(mode, perms or {}, ordered)
         self.workdirs = self._workdirs(ordered, additional_dirs)
-        self.workdirs_resolved = [self._resolve(d) or d for d in self.workdirs]
         self.rules: dict[str, list[Rule]] = {lst: [] for lst in _LISTS}
         self._load_rules(ordered)
         self._views: dict[tuple[Any, ...], _View] = {}
@@ -134,6 +142,8 @@ class PermissionEngine:
         edit_view = self._view("Edit", "Edit", "edit", None)
         self._read_view, self._edit_view = read_view, edit_view
         self._deny_bases = self._bases(("deny", "ask"))
+        self.decisions = PathDecisions(cwd=self.cwd, home=self.home, windows=self.windows, workdirs=self.workdirs,
+                                       read=read_view.path, edit=edit_view.path, deny_bases=self._deny_bases)
 
     # -- setup -----------------------------------------------------------------------------
     def _pick_mode(self, mode: str | None, perms: Mapping[str, Any], ordered: Sequence[ConfigLayer]) -> str:
@@ -489,7 +499,7 @@ class PermissionEngine:
         """Whether Read deny rules cover ``path`` (for tools that filter search results)."""
         try:
             lexical = normalize(path, self.cwd, self.home, self.windows)
-            return self._path_rule(self._read_view, "deny", lexical) is not None
+            return self.decisions.is_read_denied(lexical)
         except Exception:
             return True
 
@@ -570,24 +580,6 @@ class PermissionEngine:
         return self._ask(None, out.unapproved or f"{name} needs permission and no rule allows it")
 
     # -- families --------------------------------------------------------------------------
-    def _path_rule(self, view: _View, lst: str, lexical: str, resolved: str | None = None) -> Rule | None:
-        paths = [lexical] if resolved is None or resolved == lexical else [lexical, resolved]
-        m = view.path[lst]
-        if lst == "allow":
-            hit = m.matches_all(paths)
-        else:
-            hit = m.first(paths)
-        return hit if isinstance(hit, Rule) else None
-
-    def _inside(self, lexical: str, resolved: str | None) -> bool:
-        if not any(inside(lexical, d) for d in self.workdirs):
-            return False
-        if resolved is None:
-            return True
-        return any(inside(resolved, d) for d in self.workdirs_resolved) or any(
-            inside(resolved, d) for d in self.workdirs
-        )
-
     def _input_paths(self, kind: str, name: str, data: Mapping[str, Any]) -> tuple[list[str], bool]:
         """Raw paths a path-family call touches; the bool says the list is complete."""
         raws: list[str] = []
@@ -640,20 +632,17 @@ class PermissionEngine:
             lexical = collapse(full)
             resolved = self._resolve(full)
             for lst in ("deny", "ask"):
-                r = self._path_rule(view, lst, lexical, resolved)
+                r = self.decisions.rule(view.path, lst, lexical, resolved)
                 if r is not None:
                     shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
                     verb = "denies" if lst == "deny" else "requires a prompt for"
-                    if lst == "deny" and out.deny is None:
-                        out.deny = (r, f"{r.text} {verb} {name} on {shown}")
-                    elif lst == "ask" and out.ask is None:
-                        out.ask = (r, f"{r.text} {verb} {name} on {shown}")
-            a = self._path_rule(view, "allow", lexical, resolved)
+                    out.note(lst, r, f"{r.text} {verb} {name} on {shown}")
+            a = self.decisions.rule(view.path, "allow", lexical, resolved)
             if a is None:
                 allow_ok = False
             elif all_allowed is None:
                 all_allowed = a
-            if not self._inside(lexical, resolved):
+            if not self.decisions.inside(lexical, resolved):
                 inside_all = False
             if kind == "edit" and protected is None and (
                 is_protected(lexical) or (resolved is not None and is_protected(resolved))
@@ -687,10 +676,7 @@ class PermissionEngine:
                 hit = next((h for h in hosts if rx.match(h)), None)
                 if hit is not None:
                     reason = f"{r.text} matches host {hit}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    else:
-                        out.ask = out.ask or (r, reason)
+                    out.note(lst, r, reason)
         if clean:
             for r, rx in view.names["allow"]:
                 if all(rx.match(h) for h in hosts):
@@ -719,12 +705,7 @@ class PermissionEngine:
                     lst != "allow" and any(rx.match(v) for v in views)
                 ):
                     reason = f"{name} {views[-1]!r} matches {r.text}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    elif lst == "ask":
-                        out.ask = out.ask or (r, reason)
-                    elif out.allow is None:
-                        out.allow = (r, reason)
+                    out.note(lst, r, reason)
         if not fam.requires_permission(name, tool):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} {views[-1]!r} needs permission"
@@ -741,12 +722,7 @@ class PermissionEngine:
                         hit = lst != "allow"  # a failing matcher never approves, always restricts
                     if hit:
                         reason = f"{name} matches {r.text}"
-                        if lst == "deny":
-                            out.deny = out.deny or (r, reason)
-                        elif lst == "ask":
-                            out.ask = out.ask or (r, reason)
-                        elif out.allow is None:
-                            out.allow = (r, reason)
+                        out.note(lst, r, reason)
         if not fam.requires_permission(name, tool) and not name.startswith("mcp__"):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} needs permission and no rule allows it"
@@ -769,10 +745,7 @@ class PermissionEngine:
                 r = view.cmd[lst].match(views)
                 if r is not None:
                     reason = f"'{canon}' matches {r.text}"
-                    if lst == "deny":
-                        out.deny = out.deny or (r, reason)
-                    else:
-                        out.ask = out.ask or (r, reason)
+                    out.note(lst, r, reason)
             head = canon.split(" ", 1)[0].lower()
             redirect_ok = self._ps_files(stmt, head, out)
             r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
@@ -790,7 +763,7 @@ class PermissionEngine:
 
     def _ps_files(self, stmt: str, head: str, out: _Outcome) -> bool:
         """Read/Edit rules on a PowerShell statement's file arguments; False: a redirect needs approval."""
-        oracle = _Oracle(self)
+        oracle = self.decisions
         redirect_ok = True
         known = head in ps.FILE_READERS or head in ps.FILE_WRITERS
         for kind, value in ps.arguments(stmt):
@@ -805,11 +778,11 @@ class PermissionEngine:
             if v.deny is not None:
                 reason = f"PowerShell {head} on {collapse(path)}: {v.deny.text} denies it"
                 if known or kind == "write":
-                    out.deny = out.deny or (v.deny, reason)
+                    out.note("deny", v.deny, reason)
                 elif out.hard_ask is None:
                     out.hard_ask = f"PowerShell {head} may touch {collapse(path)}, which {v.deny.text} denies"
             elif v.ask is not None:
-                out.ask = out.ask or (v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
+                out.note("ask", v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
             if write and v.protected and out.protected is None and (known or kind == "write"):
                 out.protected = f"PowerShell {head} writes the protected path {collapse(path)}"
             if kind == "write" and v.allow is None:
@@ -825,13 +798,13 @@ class PermissionEngine:
             else:
                 out.unapproved = f"{name}: no command to check"
             return out
-        result = bashmod.analyse(command, _Oracle(self), view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
+        result = bashmod.analyse(command, self.decisions, view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
         if bashmod.has_control_characters(command):
             out.refuse = f"{name}: the command contains raw control characters, which are refused"
         if result.deny is not None:
-            out.deny = (result.deny, result.deny_reason)
+            out.note("deny", result.deny, result.deny_reason)
         if result.ask_rule is not None:
-            out.ask = (result.ask_rule, result.ask_reason)
+            out.note("ask", result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
         if result.unverifiable is not None:
             if out.hard_ask is None and (view.cmd["deny"].count or view.cmd["ask"].count or self._deny_bases):
@@ -859,51 +832,6 @@ class PermissionEngine:
                 out.is_edit = True
                 out.edit_reason = result.needs_edit_mode
         return out
-
-
-class _Oracle:
-    """What the Bash analysis asks the engine about files (Read/Edit rules, working dirs)."""
-
-    def __init__(self, engine: PermissionEngine) -> None:
-        self.e = engine
-        self.cwd = engine.cwd
-        self.home = engine.home
-        self.windows = engine.windows
-        self.workdirs = engine.workdirs
-
-    def _verdict(self, view: _View, path: str, write: bool) -> bashmod.FileVerdict:
-        e = self.e
-        lexical = collapse(path)
-        resolved = e._resolve(path)
-        v = bashmod.FileVerdict()
-        v.deny = e._path_rule(view, "deny", lexical, resolved)
-        v.ask = e._path_rule(view, "ask", lexical, resolved)
-        v.allow = e._path_rule(view, "allow", lexical, resolved)
-        v.inside = e._inside(lexical, resolved)
-        if write:
-            v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
-        return v
-
-    def read_verdict(self, path: str) -> bashmod.FileVerdict:
-        return self._verdict(self.e._read_view, path, False)
-
-    def write_verdict(self, path: str) -> bashmod.FileVerdict:
-        return self._verdict(self.e._edit_view, path, True)
-
-    def read_deny_only(self, path: str) -> bashmod.FileVerdict:
-        """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
-        e = self.e
-        lexical = collapse(path)
-        return bashmod.FileVerdict(deny=e._path_rule(e._read_view, "deny", lexical),
-                                   ask=e._path_rule(e._read_view, "ask", lexical), inside=False)
-
-    def deny_under(self, directory: str) -> Rule | None:
-        d = collapse(directory).lower()
-        for base, rule in self.e._deny_bases:
-            b = base.lower()
-            if inside(b, d) or inside(d, b):
-                return rule
-        return None
 
 
 def _glob_literal(pattern: str) -> str:

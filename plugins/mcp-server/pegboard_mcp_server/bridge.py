@@ -118,6 +118,21 @@ def error_result(message: str, reason: str = "tool_error") -> dict[str, Any]:
 
 #: ``progress(done, total, message)``: send an MCP progress notification for the running call.
 Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+#: ``log_message(level, data, logger)``: send an MCP ``notifications/message`` for the running call.
+LogSender = Callable[[str, Any, "str | None"], Awaitable[None]]
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def log_fields(data: Any) -> tuple[str, Any, str | None]:
+    """A ``log`` event's data as (level, data, logger): a dict may name ``level`` and
+    ``logger``; anything else is an ``info`` message."""
+    if isinstance(data, dict):
+        level = str(data.get("level", "info")).lower()
+        level = level if level in LOG_LEVELS else "info"
+        body = data.get("message", data.get("data", data))
+        logger = data.get("logger")
+        return level, body, str(logger) if logger is not None else None
+    return "info", data, None
 
 
 @dataclass
@@ -222,6 +237,8 @@ class Bridge:
         *,
         client: Any = None,
         progress: Progress | None = None,
+        log_message: LogSender | None = None,
+        sample: Any = None,
         request_id: Any = None,
     ) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
@@ -234,18 +251,24 @@ class Bridge:
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
         approver = elicitation_approver(elicit) if elicit is not None else None
+        from pegboard_mcp_server.sampling import CURRENT_SAMPLER
+
+        sampler_token = CURRENT_SAMPLER.set(sample)
         try:
             session = self.session_for(client)
             session.approver = approver
             tool_use_id = f"mcp-{request_id}" if request_id is not None else None
-            if progress is None:
+            if progress is None and log_message is None:
                 result = await session.call(name, arguments, tool_use_id=tool_use_id)
             else:
-                result = await _with_progress(session, name, arguments, tool_use_id or "mcp-call", progress)
+                result = await _with_progress(
+                    session, name, arguments, tool_use_id or f"mcp-{id(arguments):x}", progress, log_message
+                )
         except Exception as exc:  # Session.call does not raise; this is a last line of defence
             log.exception("call of %s failed", name)
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         finally:
+            CURRENT_SAMPLER.reset(sampler_token)
             if client is None and "session" in locals():
                 await session.close()
         return result_to_mcp(result)
@@ -258,8 +281,15 @@ class Bridge:
         return [t["name"] for t in self.list_tools(client)]
 
 
-async def _with_progress(session: Session, name: str, arguments: Any, tool_use_id: str, progress: Progress) -> Any:
-    """Run the call while forwarding its ``progress`` events to ``progress``, every one of them
+async def _with_progress(
+    session: Session,
+    name: str,
+    arguments: Any,
+    tool_use_id: str,
+    progress: Progress | None,
+    log_message: LogSender | None = None,
+) -> Any:
+    """Run the call while forwarding its ``progress`` and ``log`` events, every one of them
     sent before the result (the call's own ``call_finished`` event ends the forwarding)."""
     import asyncio
 
@@ -271,12 +301,14 @@ async def _with_progress(session: Session, name: str, arguments: Any, tool_use_i
                 continue
             if event.kind == "call_finished":
                 return
-            if event.kind != "progress" or not isinstance(event.data, dict):
-                continue
             try:
-                await progress(float(event.data.get("done") or 0), event.data.get("total"), event.data.get("message"))
+                if event.kind == "progress" and progress is not None and isinstance(event.data, dict):
+                    done = float(event.data.get("done") or 0)
+                    await progress(done, event.data.get("total"), event.data.get("message"))
+                elif event.kind == "log" and log_message is not None:
+                    await log_message(*log_fields(event.data))
             except Exception as exc:
-                log.debug("progress notification failed: %s", exc)
+                log.debug("notification failed: %s", exc)
 
     task = asyncio.ensure_future(forward())
     await asyncio.sleep(0)

@@ -237,8 +237,14 @@ def serve(
     def make_bridge() -> Any:
         from pegboard import Pegboard
         from pegboard_mcp_server.bridge import Bridge
+        from pegboard_mcp_server.sampling import ClientSampling
 
-        pb = Pegboard(config_files=list(config_files), cwd=selection.cwd, plugins=extra, env=wait_mcp_env(wait_mcp))
+        pb = Pegboard(
+            config_files=list(config_files),
+            cwd=selection.cwd,
+            plugins=[*extra, ClientSampling()],
+            env=wait_mcp_env(wait_mcp),
+        )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
         return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)

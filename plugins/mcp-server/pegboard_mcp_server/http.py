@@ -17,12 +17,29 @@ from pegboard_mcp_server.paging import CursorError
 log = logging.getLogger("pegboard.mcp.serve")
 
 
+#: The request ``_meta`` key a stateless (2026-07-28) request uses to name its session.
+SESSION_META_KEY = "io.pegboard/session"
+MIN_NAMED_SESSION = 16
+
+
 def client_of(ctx: Any) -> str | None:
-    """What identifies one MCP session: its ``Mcp-Session-Id`` (``None`` for a stateless request)."""
+    """What identifies one MCP session: its ``Mcp-Session-Id``; for a stateless request the
+    session it names in ``_meta["io.pegboard/session"]`` (at least 16 characters: the name is
+    its key), bound to the bearer token it came with; else ``None``, a one-call session."""
     request = getattr(ctx, "request", None)
     headers = getattr(request, "headers", None)
     value = headers.get("mcp-session-id") if headers is not None else None
-    return f"http:{value}" if isinstance(value, str) and value else None
+    if isinstance(value, str) and value:
+        return f"http:{value}"
+    meta = ctx.meta if isinstance(getattr(ctx, "meta", None), dict) else {}
+    named = meta.get(SESSION_META_KEY)
+    if isinstance(named, str) and len(named) >= MIN_NAMED_SESSION and named.isprintable():
+        import hashlib
+
+        auth = headers.get("authorization", "") if headers is not None else ""
+        holder = hashlib.sha256(auth.encode("utf-8", "replace")).hexdigest()[:16]
+        return f"named:{holder}:{named}"
+    return None
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
@@ -63,8 +80,43 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 )
 
         before = bridge.signature(client) if client is not None else None
+        async def sample(instruction: str, text: str, max_tokens: int) -> str | None:
+            caps = ctx.session.client_capabilities
+            if caps is None or caps.sampling is None:
+                return None
+            import warnings
+
+            from pegboard_mcp_server.sampling import sampling_message
+
+            message = types.SamplingMessage(
+                role="user", content=types.TextContent(type="text", text=sampling_message(instruction, text))
+            )
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    answer = await ctx.session.create_message(
+                        [message], max_tokens=max_tokens, related_request_id=ctx.request_id
+                    )
+            except Exception as exc:
+                log.info("sampling failed: %s", exc)
+                return None
+            content = answer.content
+            blocks = content if isinstance(content, list) else [content]
+            texts = [b.text for b in blocks if isinstance(b, types.TextContent)]
+            return "\n".join(texts) if texts else None
+
+        async def log_message(level: str, data: Any, logger: str | None) -> None:
+            await ctx.session.send_log_message(level, data, logger, related_request_id=ctx.request_id)
+
         result = await bridge.call_tool(
-            params.name, params.arguments, elicit, client=client, progress=progress, request_id=ctx.request_id
+            params.name,
+            params.arguments,
+            elicit,
+            client=client,
+            progress=progress,
+            log_message=log_message,
+            sample=sample,
+            request_id=ctx.request_id,
         )
         if client is not None and bridge.signature(client) != before:
             try:
@@ -83,13 +135,21 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 notification_options or NotificationOptions(tools_changed=True), *args, **kw
             )
 
-    return _Server(
-        "pegboard",
-        version=version,
-        title="Pegboard",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def set_level(ctx: Any, params: Any) -> Any:
+        return types.EmptyResult()
+
+    import warnings
+
+    with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; handshake-era clients use it
+        warnings.simplefilter("ignore")
+        return _Server(
+            "pegboard",
+            version=version,
+            title="Pegboard",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_set_logging_level=set_level,
+        )
 
 
 def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:

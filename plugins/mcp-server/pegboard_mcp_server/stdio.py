@@ -193,7 +193,9 @@ class StdioServer:
             "ping": self.ping,
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
+            "logging/setLevel": self.set_level,
         }
+        self.log_level = "info"
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def serve(self) -> int:
@@ -433,6 +435,33 @@ class StdioServer:
         result = answer.get("result")
         return result if isinstance(result, dict) else None
 
+    async def sample(self, instruction: str, text: str, max_tokens: int) -> str | None:
+        """Ask the client's model (MCP sampling); ``None`` when the client cannot or will not."""
+        if "sampling" not in self.client_capabilities or self.closed.is_set():
+            return None
+        from pegboard_mcp_server.sampling import sampling_message
+
+        request_id = f"pegboard-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        params = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": sampling_message(instruction, text)}}],
+            "maxTokens": max_tokens,
+        }
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": "sampling/createMessage", "params": params})
+        try:
+            answer = await asyncio.wait_for(future, ELICIT_TIMEOUT)
+        except (TimeoutError, asyncio.CancelledError):
+            self.pending.pop(request_id, None)
+            if self.closed.is_set():
+                return None
+            raise
+        result = answer.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        if isinstance(content, list):
+            content = next((c for c in content if isinstance(c, dict) and c.get("type") == "text"), None)
+        return content.get("text") if isinstance(content, dict) and isinstance(content.get("text"), str) else None
+
     # -- methods -----------------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
@@ -442,7 +471,7 @@ class StdioServer:
         self.client_capabilities = caps if isinstance(caps, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
             "serverInfo": {"name": self.name, "title": "Pegboard", "version": self.version},
         }
         if self.instructions:
@@ -451,6 +480,28 @@ class StdioServer:
 
     async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    async def set_level(self, params: dict[str, Any]) -> dict[str, Any]:
+        from pegboard_mcp_server.bridge import LOG_LEVELS
+
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise _ParamsError(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+        self.log_level = level
+        return {}
+
+    def _log_sender(self) -> Any:
+        from pegboard_mcp_server.bridge import LOG_LEVELS
+
+        async def send(level: str, data: Any, logger: str | None) -> None:
+            if LOG_LEVELS.index(level) < LOG_LEVELS.index(self.log_level):
+                return
+            params: dict[str, Any] = {"level": level, "data": data}
+            if logger:
+                params["logger"] = logger
+            self.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+
+        return send
 
     async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
         cursor = params.get("cursor")
@@ -487,7 +538,14 @@ class StdioServer:
         progress = self._progress_sender(token) if isinstance(token, str | int) else None
         try:
             result = await bridge.call_tool(
-                name, params.get("arguments"), self.elicit, client=self, progress=progress, request_id=token
+                name,
+                params.get("arguments"),
+                self.elicit,
+                client=self,
+                progress=progress,
+                log_message=self._log_sender(),
+                sample=self.sample,
+                request_id=token,
             )
         except asyncio.CancelledError:
             raise

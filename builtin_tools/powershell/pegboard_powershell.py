@@ -1,0 +1,119 @@
+"""The built-in ``PowerShell`` tool: one PowerShell command per call, like Bash.
+
+Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, the seed's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
+or ``tools.powershell.enabled``), and available only where ``pwsh`` 7+ is on ``PATH``.
+Limits, cwd carry-over and exit-code meaning are Bash's; the run is in
+``pegboard_toolkit.powershell``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pegboard import (
+    ConfigSection,
+    ConfigSectionRegister,
+    ExecError,
+    Subjects,
+    ToolContext,
+    ToolRegister,
+    ToolResult,
+    hookimpl,
+    tool,
+)
+from pegboard_toolkit.runtime_config import HARD_MAX_OUTPUT, section
+
+
+class PowerShellConfig(BaseModel):
+    """``tools.powershell``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    enabled: bool | None = Field(default=None, description="Switch the tool on (else the environment variable).")
+    respectExecutionPolicy: bool | None = Field(
+        default=None, description="Do not pass -ExecutionPolicy Bypass; the machine's policy applies."
+    )
+
+
+POWERSHELL_SECTION = ConfigSection(
+    "tools.powershell",
+    PowerShellConfig,
+    description="PowerShell: opt-in switch and execution policy",
+    widening={"enabled": "lets the agent run PowerShell commands",
+              "respectExecutionPolicy": lambda v: None if v is True else "bypasses the execution policy"},
+)
+
+
+class PowerShellInput(BaseModel):
+    command: str = Field(description="The PowerShell command to run.")
+    timeout: int | None = Field(
+        default=None, ge=1, description="Timeout in milliseconds (default 120000, at most 600000)."
+    )
+    description: str | None = Field(default=None, description="What the command does, in 5-10 words.")
+    dangerouslyDisableSandbox: bool = Field(
+        default=False, description="Run outside the sandbox (only when the sandbox is on; always asks)."
+    )
+
+
+def _available() -> str | None:
+    from pegboard_toolkit.powershell import find_pwsh
+
+    return find_pwsh(os.environ.get("PATH", ""))[1]
+
+
+def subjects(input: PowerShellInput) -> Subjects:
+    return Subjects(command=input.command)
+
+
+@tool(
+    name="PowerShell",
+    groups=["runtime", "pegboard"],
+    permission_family="PowerShell",
+    requires_permission=True,
+    permission_subjects=subjects,
+    availability=_available,
+    destructive=True,
+    open_world=True,
+    max_result_chars=HARD_MAX_OUTPUT + 10_000,
+    usage="Run PowerShell commands (pwsh). `Set-Location` carries over like `cd` in Bash.",
+)
+async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
+    """Run a PowerShell command with pwsh (no profile, non-interactive) and return its output.
+    The working directory carries over between calls while it stays inside the project; the
+    timeout and output limits are Bash's. Exit code 1 of grep/git grep/git diff is not failure."""
+    from pegboard_toolkit.powershell import find_pwsh, opted_in, respects_policy, run_powershell
+    from pegboard_toolkit.shell import ShellSettings, shell_cwd
+    from pegboard_toolkit.shellresult import shell_result
+
+    conf = section(ctx, "tools.powershell")
+    env = {**os.environ, **dict(ctx.env)}
+    if not opted_in(env, conf):
+        return ToolResult.refusal(
+            "tool_error", "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
+            "FUXI_CODE_USE_POWERSHELL_TOOL=1) or tools.powershell.enabled = true", error_kind="not_enabled")
+    if not input.command.strip():
+        return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
+    pwsh, why = find_pwsh(env.get("PATH", ""))
+    if pwsh is None:
+        return ToolResult.refusal("tool_error", why or "pwsh is not available", error_kind="unavailable")
+    settings = ShellSettings.load(ctx)
+    start_cwd = shell_cwd(ctx, settings)
+    try:
+        outcome = await run_powershell(ctx, input.command, pwsh=pwsh, settings=settings,
+                                       timeout_s=settings.timeout_seconds(input.timeout),
+                                       respect_policy=respects_policy(env, conf))
+    except (ExecError, FileNotFoundError) as exc:
+        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
+    return shell_result(ctx, "PowerShell", input.command, outcome, start_cwd=start_cwd)
+
+
+@hookimpl
+def register_tools(register: ToolRegister) -> None:
+    register(powershell)
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(POWERSHELL_SECTION)

@@ -1,0 +1,784 @@
+"""What a command does to files and to the system, per command family, from its options.
+
+One small function per family reads the command's arguments with that program's option
+grammar (``options``: abbreviations, clusters, glued values) and reports an ``Effects``:
+the files it reads and writes, the trees it walks, whether it follows symlinks while
+walking, whether it takes file names from somewhere the analysis cannot see, what it runs,
+and why it is not read-only. The Bash analysis applies Read/Edit rules to those paths and
+uses the rest to decide whether the command can run without a prompt.
+
+Every function answers on the safe side when unsure: an unknown option that could
+abbreviate a dangerous one counts as that option.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pegboard.core.permissions.options import (
+    Grammar,
+    ParsedArgs,
+    grammar,
+    is_prefix_of_any,
+    parse_args,
+)
+
+#: (index of the argument that holds it, the path); index -1: implied (``.``).
+Ref = tuple[int, str]
+
+
+@dataclass(slots=True)
+class Effects:
+    """A command's effects; shared between calls (cached), so never changed after it is made."""
+
+    reads: list[Ref] = field(default_factory=list)  # file contents (or metadata) read
+    writes: Sequence[Ref] = ()
+    trees: Sequence[Ref] = ()  # directories whose files are all read
+    follows_links: bool = False  # the walk follows symlinks (grep -R, rg -L, diff -r ...)
+    names_from: str | None = None  # file names come from a file or stdin the analysis cannot see
+    side_effect: str | None = None  # why the command is not read-only
+    runs_program: str | None = None  # an option makes it run another program
+
+
+Family = Callable[[list[str]], Effects]
+FAMILIES: dict[str, Family] = {}
+
+
+def family(*names: str) -> Callable[[Family], Family]:
+    def register(fn: Family) -> Family:
+        for n in names:
+            FAMILIES[n] = fn
+        return fn
+
+    return register
+
+
+def _ops(p: ParsedArgs) -> list[Ref]:
+    return [(i, p.args[i]) for i in p.operands]
+
+
+def _vals(p: ParsedArgs, *names: str) -> list[Ref]:
+    return [(o.index, o.value) for o in p.values(*names) if o.value is not None]
+
+
+def _touches(p: ParsedArgs, names: Iterable[str]) -> str | None:
+    """The first option given that is, or could abbreviate, one of ``names``."""
+    wanted = set(names)
+    for o in p.options:
+        if o.name in wanted:
+            return o.given
+    for given in p.unknown:
+        if given.startswith("--") and is_prefix_of_any(given, wanted):
+            return given
+    return None
+
+
+def _readers(g: Grammar, *, names_from: Iterable[str] = (), extra_reads: Iterable[str] = (),
+             side: Iterable[str] = ()) -> Family:
+    """A plain reader: operands are files read; ``names_from`` options name file lists."""
+    lists = tuple(names_from)
+    more = tuple(extra_reads)
+    bad = tuple(side)
+
+    def fn(args: list[str]) -> Effects:
+        p = parse_args(g, args)
+        e = Effects(reads=_ops(p) + _vals(p, *more) if more else _ops(p))
+        if not p.options:
+            return e
+        hit = _touches(p, lists) if lists else None
+        if hit:
+            e.names_from = f"{hit} names the files to read"
+            e.reads += _vals(p, *lists)
+        hit = _touches(p, bad) if bad else None
+        if hit:
+            e.side_effect = f"{hit} is not read-only"
+        return e
+
+    return fn
+
+
+# -- coreutils-style readers ----------------------------------------------------------------
+
+for _names, _short in (
+    (("cat", "rev"), ""), (("tac",), "s="), (("nl",), "b= d= f= h= i= l= n= s= v= w="), (("fold",), "w="),
+    (("expand", "unexpand"), "t="), (("paste",), "d="), (("strings",), "n= t= e= T= s="),
+    (("od",), "A= j= N= S= t= w?"), (("column",), "c= s= o= n= N= H= O= R= E= W= l= d?"), (("comm",), ""),
+    (("cmp",), "i= n="), (("base64", "base32", "basenc"), "w="), (("more",), "n= p="),
+):
+    family(*_names)(_readers(grammar(short=_short)))
+family("less")(_readers(grammar(short="b= h= j= k= o= O= p= P= t= T= x= y= z= #=", aliases="k:lesskey"),
+                        extra_reads=("lesskey",)))
+family("head", "tail")(_readers(grammar(
+    short="n= c= s=", long="lines= bytes= pid= sleep-interval= max-unchanged-stats= follow? retry quiet silent "
+    "verbose zero-terminated", aliases="n:lines c:bytes")))
+family("wc")(_readers(grammar(long="files0-from= bytes chars lines max-line-length words total= zero"),
+                      names_from=("files0-from",)))
+family("cut")(_readers(grammar(short="b= c= d= f=", long="bytes= characters= delimiter= fields= complement "
+                                                       "only-delimited output-delimiter= zero-terminated")))
+family("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum")(
+    _readers(grammar(short="a= l=", long="check binary tag text zero ignore-missing quiet status strict warn "
+                     "algorithm= length= base64 raw untagged debug", aliases="c:check"),
+             names_from=("check",)))
+family("hexdump", "hd")(_readers(grammar(short="e= f= n= s=", long="", aliases="f:format-file"),
+                                 extra_reads=("format-file",)))
+family("stat")(_readers(grammar(short="c=", long="format= printf= dereference file-system terse cached=")))
+family("file")(_readers(
+    grammar(short="m= f= F= e= P=", long="magic-file= files-from= separator= exclude= exclude-quiet= "
+            "parameter= compile brief checking-printout dereference no-dereference mime mime-type "
+            "mime-encoding keep-going list raw special-files uncompress uncompress-noreport print0 "
+            "no-buffer no-pad preserve-date extension apple",
+            aliases="m:magic-file f:files-from C:compile"),
+    names_from=("files-from",), extra_reads=("magic-file",), side=("compile",)))
+
+
+@family("uniq")
+def _uniq(args: list[str]) -> Effects:
+    p = parse_args(grammar(short="f= s= w= D?", long="skip-fields= skip-chars= check-chars= all-repeated? "
+                                                   "group? count repeated unique ignore-case zero-terminated"),
+                   args)
+    ops = _ops(p)
+    return Effects(reads=ops[:1], writes=ops[1:2], side_effect="uniq writes its second operand" if ops[1:] else None)
+
+
+_SORT = grammar(
+    short="k= t= o= S= T=",
+    long="ignore-leading-blanks check? dictionary-order debug field-separator= files0-from= "
+    "general-numeric-sort human-numeric-sort ignore-case ignore-nonprinting key= merge month-sort numeric-sort "
+    "output= parallel= random-sort random-source= reverse sort= stable buffer-size= temporary-directory= unique "
+    "version-sort zero-terminated compress-program= batch-size= help version",
+    aliases="o:output T:temporary-directory",
+)
+
+
+@family("sort")
+def _sort(args: list[str]) -> Effects:
+    p = parse_args(_SORT, args)
+    e = Effects(reads=_ops(p) + _vals(p, "random-source"), writes=_vals(p, "output"))
+    if e.writes:
+        e.side_effect = "sort -o writes a file"
+    if _touches(p, ("temporary-directory",)):
+        e.side_effect = "sort -T writes temporary files elsewhere"
+    hit = _touches(p, ("compress-program",))
+    if hit:
+        e.runs_program = f"sort {hit} runs a program"
+    if _touches(p, ("files0-from",)):
+        e.names_from = "sort --files0-from names the files to read"
+        e.reads += _vals(p, "files0-from")
+    return e
+
+
+_DATE = grammar(short="d= f= r= s= I?", long="date= debug file= iso-8601? resolution rfc-email rfc-3339= "
+                "reference= set= utc universal uct help version",
+                aliases="d:date f:file r:reference s:set u:utc")
+
+
+@family("date")
+def _date(args: list[str]) -> Effects:
+    p = parse_args(_DATE, args)
+    e = Effects(reads=_vals(p, "file", "reference"))
+    hit = _touches(p, ("set",))
+    if hit:
+        e.side_effect = f"date {hit} sets the clock"
+    for _i, v in _ops(p):
+        if not v.startswith("+"):
+            e.side_effect = f"date {v} sets the clock"
+    return e
+
+
+# -- search ---------------------------------------------------------------------------------
+
+_GREP = grammar(
+    short="e= f= m= d= D= A= B= C=",
+    long="extended-regexp fixed-strings basic-regexp perl-regexp regexp= file= ignore-case no-ignore-case "
+    "word-regexp line-regexp null-data no-messages invert-match version help max-count= byte-offset line-number "
+    "no-line-number line-buffered with-filename no-filename label= only-matching quiet silent binary-files= text "
+    "directories= devices= recursive dereference-recursive include= exclude= exclude-from= exclude-dir= "
+    "files-without-match files-with-matches count initial-tab null before-context= after-context= context= "
+    "color? colour? binary no-group-separator group-separator=",
+    aliases="e:regexp f:file d:directories r:recursive R:dereference-recursive",
+)
+
+
+def _recurse_value(value: str | None) -> bool:
+    """grep takes any unambiguous prefix of an argument value too (``-d rec``)."""
+    return bool(value) and len(value or "") >= 3 and "recurse".startswith(value or "")
+
+
+@family("grep", "egrep", "fgrep")
+def _grep(args: list[str]) -> Effects:
+    p = parse_args(_GREP, args)
+    ops = _ops(p)
+    if not p.values("regexp", "file") and ops:
+        ops = ops[1:]
+    e = Effects(reads=ops + _vals(p, "file", "exclude-from"))
+    follow = p.has("dereference-recursive")
+    recursive = follow or p.has("recursive") or any(_recurse_value(o.value) for o in p.values("directories"))
+    if recursive:
+        e.trees = ops or [(-1, ".")]
+        e.follows_links = follow
+    return e
+
+
+_RG_VALUED = ("regexp file glob iglob type type-not max-count after-context before-context context max-columns "
+              "threads encoding type-add type-clear ignore-file max-depth sort sortr color colors path-separator "
+              "replace max-filesize context-separator field-match-separator field-context-separator dfa-size-limit "
+              "regex-size-limit engine pre pre-glob hostname-bin hyperlink-format generate")
+_RG = grammar(short="e= f= g= t= T= m= A= B= C= M= j= E= r= d=",
+              long=" ".join(f"{n}=" for n in _RG_VALUED.split()) + " follow search-zip files",
+              aliases="e:regexp f:file L:follow z:search-zip r:replace", abbreviations=False)
+
+
+@family("rg")
+def _rg(args: list[str]) -> Effects:
+    p = parse_args(_RG, args)
+    ops = _ops(p)
+    if not p.values("regexp", "file") and not p.has("files") and ops:
+        ops = ops[1:]
+    e = Effects(reads=_vals(p, "file", "ignore-file"), trees=ops or [(-1, ".")], follows_links=p.has("follow"))
+    hit = _touches(p, ("pre", "pre-glob", "hostname-bin", "search-zip"))
+    if hit:
+        e.runs_program = f"rg {hit} runs a program"
+    return e
+
+
+_DIFF = grammar(
+    short="C= U= D= F= I= L= S= W= x= X=",
+    long="normal brief report-identical-files context? unified? ed rcs side-by-side left-column "
+    "suppress-common-lines show-c-function show-function-line= label= expand-tabs initial-tab tabsize= "
+    "suppress-blank-empty paginate new-file unidirectional-new-file ignore-case ignore-file-name-case "
+    "no-ignore-file-name-case exclude= exclude-from= starting-file= from-file= to-file= recursive "
+    "no-dereference ignore-tab-expansion ignore-trailing-space ignore-space-change ignore-all-space "
+    "ignore-blank-lines ignore-matching-lines= text strip-trailing-cr minimal speed-large-files "
+    "horizon-lines= width= line-format= old-line-format= new-line-format= unchanged-line-format= "
+    "old-group-format= new-group-format= changed-group-format= unchanged-group-format= ifdef= color? "
+    "palette= help version",
+    aliases="r:recursive X:exclude-from l:paginate",
+)
+
+
+@family("diff")
+def _diff(args: list[str]) -> Effects:
+    p = parse_args(_DIFF, args)
+    ops = _ops(p) + _vals(p, "from-file", "to-file")
+    e = Effects(reads=ops + _vals(p, "exclude-from"))
+    if p.has("recursive"):
+        e.trees = ops
+        e.follows_links = not p.has("no-dereference")
+    if _touches(p, ("paginate",)):
+        e.runs_program = "diff --paginate runs pr"
+    return e
+
+
+# -- listers (names and metadata only) ------------------------------------------------------
+
+family("ls", "dir", "vdir")(_readers(grammar(
+    short="I= w= T=", long="ignore= width= hide= format= sort= time-style= time= color? indicator-style= "
+    "block-size= tabsize= quoting-style= hyperlink?")))
+family("du")(_readers(
+    grammar(short="d= B= t= X=", long="files0-from= exclude-from= exclude= max-depth= block-size= threshold= "
+            "time? time-style=", aliases="X:exclude-from"),
+    names_from=("files0-from",), extra_reads=("exclude-from",)))
+
+
+_TREE_DANGER = ("o", "R", "fromfile")
+
+
+@family("tree")
+def _tree(args: list[str]) -> Effects:
+    p = parse_args(grammar(short="L= P= I= o= H= T=", long="filelimit= charset= timefmt= sort= fromfile "
+                           "help version", abbreviations=False), args)
+    e = Effects(reads=_ops(p))
+    if p.has("-o") or p.has("-R"):
+        e.side_effect = "tree -o / -R writes files"
+        e.writes = _vals(p, "-o")
+    if _touches(p, ("fromfile",)):
+        e.side_effect = e.side_effect or "tree --fromfile reads a listing"
+    return e
+
+
+_FIND_RUN = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_WRITE = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+
+
+@family("find")
+def _find(args: list[str]) -> Effects:
+    e = Effects()
+    i = 0
+    while (i < len(args) and args[i] in ("-H", "-L", "-P", "-D", "-O")) or (
+            i < len(args) and args[i].startswith(("-D", "-O")) and len(args[i]) > 2):
+        if args[i] == "-L":
+            e.follows_links = True
+        i += 2 if args[i] in ("-D",) else 1
+    start = i
+    while i < len(args) and not args[i].startswith(("-", "(", "!", ")")):
+        e.reads.append((i, args[i]))
+        i += 1
+    if i == start:
+        e.reads.append((-1, "."))
+    for j in range(i, len(args)):
+        a = args[j]
+        if a in _FIND_RUN:
+            e.runs_program = f"find {a} runs a program"
+        elif a in _FIND_WRITE:
+            e.side_effect = f"find {a} writes or deletes files"
+            if a != "-delete" and j + 1 < len(args):
+                e.writes = [*e.writes, (j + 1, args[j + 1])]
+        elif a == "-follow":
+            e.follows_links = True
+        elif a == "-files0-from":
+            e.names_from = "find -files0-from names the paths to search"
+    return e
+
+
+@family("fd", "fdfind")
+def _fd(args: list[str]) -> Effects:
+    p = parse_args(grammar(short="x= X= e= E= t= d= S= j= c= o=", long="exec= exec-batch= extension= exclude= "
+                           "type= max-depth= min-depth= exact-depth= size= threads= color= owner= base-directory= "
+                           "search-path= ignore-file= changed-within= changed-before= format= batch-size= "
+                           "path-separator= max-results= follow",
+                           aliases="x:exec X:exec-batch L:follow", abbreviations=False), args)
+    ops = _ops(p)
+    e = Effects(reads=ops[1:] or [(-1, ".")], follows_links=p.has("follow"))
+    e.reads += _vals(p, "ignore-file", "search-path", "base-directory")
+    if p.has("exec", "exec-batch"):
+        e.runs_program = "fd --exec runs a program"
+    return e
+
+
+# -- text tools with scripts ----------------------------------------------------------------
+
+_SED = grammar(short="e= f= l= i? E", long="expression= file= in-place? line-length= null-data zero-terminated "
+               "quiet silent regexp-extended separate sandbox debug posix unbuffered follow-symlinks binary help "
+               "version", aliases="e:expression f:file i:in-place n:quiet")
+
+
+@dataclass
+class SedCommand:
+    scripts: list[str]
+    files: list[Ref]
+    in_place: bool
+    script_files: list[Ref]
+
+
+def sed_command(args: list[str]) -> SedCommand:
+    p = parse_args(_SED, args)
+    scripts = [v for _i, v in _vals(p, "expression")]
+    script_files = _vals(p, "file")
+    ops = _ops(p)
+    if not scripts and not script_files and ops:
+        scripts.append(ops[0][1])
+        ops = ops[1:]
+    in_place = p.has("in-place") or bool(_touches(p, ("in-place",)))
+    return SedCommand(scripts, ops, in_place, script_files)
+
+
+_SED_CMD = re.compile(r"""
+    \s*
+    (?:(?:\d+|\$|/(?:[^/\\\n]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\\n]|\\.)*/|\+\d+|~\d+))?\s*!?\s*)?
+    (?:[pdqQ=nNgGhHxlDP]|s(?P<d>[^\w\s\\])(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)(?:(?!(?P=d))[^\\\n]|\\.)*(?P=d)[gpiImM0-9]*|y(?P<e>[^\w\s\\])(?:(?!(?P=e))[^\\\n]|\\.)*(?P=e)(?:(?!(?P=e))[^\\\n]|\\.)*(?P=e))?
+    \s*""", re.VERBOSE)
+
+
+def sed_script_is_safe(script: str) -> bool:
+    """Whether a sed script only prints/substitutes (no ``w``, ``e``, ``r`` or ``W`` commands)."""
+    pos = 0
+    while pos < len(script):
+        m = _SED_CMD.match(script, pos)
+        if not m or m.end() == pos:
+            return False
+        pos = m.end()
+        if pos < len(script):
+            if script[pos] in ";\n":
+                pos += 1
+            else:
+                return False
+    return True
+
+
+@family("sed")
+def _sed(args: list[str]) -> Effects:
+    s = sed_command(args)
+    e = Effects(reads=s.files + s.script_files)
+    if s.in_place:
+        e.writes = list(s.files)
+        e.side_effect = "sed -i edits files"
+    if s.script_files or not s.scripts or not all(sed_script_is_safe(x) for x in s.scripts):
+        e.runs_program = "sed script with w/e/r commands (or unreadable)"
+    return e
+
+
+@family("jq")
+def _jq(args: list[str]) -> Effects:
+    e = Effects()
+    program_given = False
+    operands: list[Ref] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--rawfile", "--slurpfile") and i + 2 < len(args):
+            e.reads.append((i + 2, args[i + 2]))
+            i += 3
+            continue
+        if a in ("--arg", "--argjson") and i + 2 < len(args):
+            i += 3
+            continue
+        if a in ("-f", "--from-file") and i + 1 < len(args):
+            e.reads.append((i + 1, args[i + 1]))
+            program_given = True
+            i += 2
+            continue
+        if a in ("-L", "--library-path") or a.startswith("-L"):
+            e.side_effect = "jq -L loads modules from a directory"
+            i += 1 if len(a) > 2 and a.startswith("-L") and not a.startswith("--") else 2
+            continue
+        if a in ("--indent",) and i + 1 < len(args):
+            i += 2
+            continue
+        if a in ("--args", "--jsonargs"):
+            break  # the rest are values, not files
+        if a.startswith("-") and a != "-":
+            i += 1
+            continue
+        operands.append((i, a))
+        i += 1
+    e.reads += operands if program_given else operands[1:]
+    return e
+
+
+@family("xxd")
+def _xxd(args: list[str]) -> Effects:
+    e = Effects()
+    ops: list[Ref] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a.startswith("-") and len(a) > 1:
+            letter = a[1]
+            if letter == "r":
+                e.side_effect = "xxd -r converts back to binary"
+            if letter in "cglnosR" and len(a) == 2:
+                i += 1  # the value is the next word (xxd reads only the option letter)
+        else:
+            ops.append((i, a))
+        i += 1
+    e.reads = ops[:1]
+    if len(ops) > 1:
+        e.writes = ops[1:2]
+        e.side_effect = "xxd writes its second operand"
+    return e
+
+
+# -- system information ---------------------------------------------------------------------
+
+@family("ps")
+def _ps(args: list[str]) -> Effects:
+    for a in args:
+        if not a.startswith("-") and "e" in a and re.fullmatch(r"[A-Za-z]+", a):
+            return Effects(side_effect=f"ps {a} shows other processes' environments")
+        if a.startswith("--") and is_prefix_of_any(a, ("environment",)):
+            return Effects(side_effect=f"ps {a} shows other processes' environments")
+    return Effects()
+
+
+_SS = grammar(short="f= A= N= D= F=", long="numeric resolve all listening options info memory processes threads "
+              "cgroup timers extended tos kill diag= filter= net= family= query= socket= context contexts bpf events "
+              "summary ipv4 ipv6 packet tcp udp dccp raw unix sctp vsock xdp mptcp tipc help version oneline no-header "
+              "inet-sockopt tipcinfo", aliases="K:kill D:diag F:filter")
+
+
+@family("ss")
+def _ss(args: list[str]) -> Effects:
+    p = parse_args(_SS, args)
+    e = Effects(reads=_vals(p, "filter"))
+    hit = _touches(p, ("kill",))
+    if hit:
+        e.side_effect = f"ss {hit} closes sockets"
+    hit = _touches(p, ("diag",))
+    if hit:
+        e.side_effect = f"ss {hit} writes raw socket data"
+        e.writes = _vals(p, "diag")
+    return e
+
+
+_MAN_SAFE = frozenset({"all", "whatis", "apropos", "where", "path", "location", "where-cat", "location-cat",
+                       "sections", "help", "version", "usage", "regex", "wildcard", "names-only", "exact",
+                       "ignore-case", "match-case", "local-file", "-s", "-S"})
+_MAN = grammar(short="s= S= L= m= M= P= p= C= E= H? T? R= e=",
+               long="all whatis apropos where path location where-cat location-cat sections= help version usage "
+               "regex wildcard names-only exact ignore-case match-case local-file pager= html? troff-device? "
+               "gxditview? ditroff prompt= preprocessor= config-file= manpath= systems= extension= encoding= "
+               "recode= locale= debug default catman global-apropos troff no-hyphenation no-justification "
+               "no-subpages",
+               aliases="a:all f:whatis k:apropos w:where W:where-cat l:local-file s:sections S:sections "
+               "P:pager H:html T:troff-device K:global-apropos t:troff Z:ditroff C:config-file M:manpath "
+               "X:gxditview p:preprocessor")
+
+
+@family("man")
+def _man(args: list[str]) -> Effects:
+    p = parse_args(_MAN, args)
+    e = Effects()
+    for o in p.options:
+        if o.name not in _MAN_SAFE:
+            e.side_effect = f"man {o.given} is not in the read-only set"
+            break
+    if p.unknown:
+        e.side_effect = f"man {p.unknown[0]} is not in the read-only set"
+    if p.has("local-file"):
+        e.reads = _ops(p)
+    return e
+
+
+#: Commands whose only read-only use is printing their version.
+VERSION_FLAGS: dict[str, frozenset[str]] = {
+    name: frozenset({"--version", "-V"} | extra)
+    for name, extra in {
+        "python": frozenset({"-VV"}), "python3": frozenset({"-VV"}), "node": frozenset({"-v"}),
+        "npm": frozenset({"-v"}), "deno": frozenset(), "bun": frozenset({"-v"}), "go": frozenset(),
+        "rustc": frozenset(), "cargo": frozenset(), "java": frozenset({"-version"}), "gcc": frozenset(),
+        "clang": frozenset(), "make": frozenset({"-v"}), "cmake": frozenset(), "pip": frozenset(),
+        "pip3": frozenset(), "uv": frozenset(), "docker": frozenset({"-v"}), "tsc": frozenset({"-v"}),
+    }.items()
+}
+
+
+def version_only(name: str, args: list[str]) -> bool:
+    flags = VERSION_FLAGS.get(name)
+    if flags is None:
+        return False
+    if name == "go" and args == ["version"]:
+        return True
+    return len(args) == 1 and args[0] in flags
+
+
+def effects(name: str, args: Sequence[str]) -> Effects | None:
+    """The effects of ``name args`` when its family is known, else None."""
+    if name not in FAMILIES:
+        return None
+    return _cached_effects(name, tuple(args))
+
+
+@lru_cache(maxsize=4096)
+def _cached_effects(name: str, args: tuple[str, ...]) -> Effects:
+    return FAMILIES[name](list(args))
+
+
+# -- git ------------------------------------------------------------------------------------
+
+#: Global options that change nothing about what git runs or where it reads its config.
+_GIT_HARMLESS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs",
+                           "--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-advice",
+                           "--no-lazy-fetch"})
+#: Global options that make a read-only subcommand run other programs or use other config.
+_GIT_DANGER = ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--super-prefix", "--namespace")
+_GIT_VALUED = frozenset({"-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                         "--list-cmds", "--attr-source"})
+
+
+@dataclass
+class GitCall:
+    """git's global options, split from the subcommand the way git itself reads them."""
+
+    sub: int  # index of the subcommand in the arguments (len(args): none)
+    directories: list[Ref] = field(default_factory=list)  # -C values, in order
+    danger: str | None = None  # a global option that changes what git runs or reads
+    plain: bool = True  # only harmless options (and -C): rules may match the command without them
+
+
+def git_call(args: list[str]) -> GitCall:
+    """git parses its own global options exactly (no abbreviations), with ``=`` or a separate value."""
+    call = GitCall(sub=len(args))
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("-"):
+            call.sub = i
+            return call
+        name, eq, _value = a.partition("=")
+        if a.startswith("-c") and a != "-c" and not a.startswith("--"):
+            name, eq = "-c", "="  # -ckey=value
+        if a.startswith("-C") and a != "-C" and not a.startswith("--"):
+            call.directories.append((i, a[2:]))
+            i += 1
+            continue
+        if name == "--exec-path" and not eq:
+            call.plain = False  # prints the path; harmless
+        elif name in _GIT_DANGER:
+            call.danger = call.danger or f"git {name} changes what git runs"
+            call.plain = False
+        elif name == "-C":
+            if i + 1 < len(args):
+                call.directories.append((i + 1, args[i + 1]))
+        elif name not in _GIT_HARMLESS:
+            call.plain = False
+        if name in _GIT_VALUED and not eq:
+            i += 1
+        i += 1
+    return call
+
+
+_GIT_READ_ONLY = frozenset({
+    "status", "log", "diff", "show", "blame", "rev-parse", "ls-files", "ls-tree", "cat-file", "describe",
+    "shortlog", "grep", "rev-list", "merge-base", "name-rev", "whatchanged", "annotate", "count-objects",
+    "cherry", "show-ref", "for-each-ref", "help", "version", "var", "check-ignore", "diff-tree",
+    "diff-files", "diff-index", "range-diff", "show-branch",
+})
+#: Subcommand options (parse-options: any unambiguous prefix) that write files or run programs.
+_GIT_BAD_LONG = ("output", "open-files-in-pager", "ext-diff", "exec", "upload-pack", "receive-pack")
+_GIT_OUTPUT_INDICATORS = ("--output-indicator-new", "--output-indicator-old", "--output-indicator-context")
+
+
+def git_option_danger(rest: list[str]) -> str | None:
+    for a in rest:
+        if a == "--":
+            break
+        if a.startswith("--") and not a.startswith("--no-"):
+            if a.split("=", 1)[0] in _GIT_OUTPUT_INDICATORS:
+                continue
+            body = a[2:].split("=", 1)[0]
+            if len(body) >= 2 and is_prefix_of_any(body, _GIT_BAD_LONG):
+                return f"git {a} writes a file or runs a program"
+        elif a.startswith("-O") and not a.startswith("--"):
+            return f"git {a} runs a pager program"
+    return None
+
+
+def git_side_effect(sub: str, rest: list[str]) -> str | None:
+    """Why ``git SUB REST`` is not read-only, or None."""
+    opts = [a for a in rest if a.startswith("-")]
+    if sub == "help":
+        for a in opts:
+            if a in ("-w", "-i") or (a.startswith("--") and len(a) > 2 and is_prefix_of_any(a, ("web", "info"))):
+                return f"git help {a} starts a viewer program"
+        return None
+    if sub == "remote":
+        if not rest or rest in (["-v"], ["--verbose"]):
+            return None
+        if rest[0] == "get-url":
+            return None
+        if rest[0] == "show" and "-n" in rest[1:]:
+            return None
+        if rest[0] == "show":
+            return "git remote show contacts the remote"
+        return f"git remote {rest[0]} is not read-only"
+    if sub in _GIT_READ_ONLY:
+        return None
+    if sub == "branch":
+        ok = {"-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current",
+              "--contains", "--merged", "--no-merged", "--sort", "--format", "--no-color", "--color",
+              "--points-at"}
+        if all(a.split("=", 1)[0] in ok for a in opts) and (
+            not [a for a in rest if not a.startswith("-")] or "--list" in rest or "-l" in rest
+            or any(a.startswith(("--contains", "--merged", "--no-merged", "--points-at")) for a in rest)
+        ):
+            return None
+        return "git branch changes branches"
+    if sub == "tag":
+        if not rest or rest[0] in ("-l", "--list") or all(a.startswith("-n") for a in rest):
+            return None
+        return "git tag changes tags"
+    if sub == "stash" and rest and rest[0] in ("list", "show"):
+        return None
+    if sub == "worktree" and rest and rest[0] == "list":
+        return None
+    if sub == "config":
+        reading = ("--get", "--get-all", "--list", "-l", "--get-regexp")
+        if rest and all(a in (*reading, "--show-origin", "--global", "--local", "--system", "--name-only", "--null",
+                              "-z", "--show-scope") or not a.startswith("-") for a in rest) \
+                and any(a in reading for a in rest):
+            return None
+        return "git config changes settings"
+    if sub == "reflog" and (not rest or rest[0] == "show" or rest[0].startswith("-")):
+        return None
+    return f"git {sub} is not read-only"
+
+
+# -- commands that write files --------------------------------------------------------------
+
+def _writers(g: Grammar, *, reads_opts: Iterable[str] = ()) -> Family:
+    more = tuple(reads_opts)
+
+    def fn(args: list[str]) -> Effects:
+        p = parse_args(g, args)
+        return Effects(writes=_ops(p), reads=_vals(p, *more), side_effect="writes files")
+
+    return fn
+
+
+family("rm", "rmdir", "unlink", "shred")(_writers(grammar(short="n= s=", long="interactive? one-file-system "
+                                                          "no-preserve-root preserve-root? recursive dir verbose force "
+                                                          "ignore-fail-on-non-empty parents iterations= size= "
+                                                          "random-source= remove? exact zero")))
+family("touch")(_writers(grammar(short="d= r= t=", long="date= reference= time= no-create no-dereference",
+                                 aliases="r:reference"), reads_opts=("reference",)))
+family("mkdir")(_writers(grammar(short="m= Z?", long="mode= parents verbose context?")))
+family("tee")(_writers(grammar(long="append ignore-interrupts output-error? help version")))
+family("truncate")(_writers(grammar(short="s= r=", long="size= reference= no-create io-blocks",
+                                    aliases="r:reference"), reads_opts=("reference",)))
+
+_COPY = grammar(short="S= t= b? Z? o= g= m=",
+                long="target-directory= suffix= backup? reflink? sparse= preserve? no-preserve= attributes-only "
+                "copy-contents debug dereference force interactive link no-clobber no-dereference one-file-system "
+                "parents recursive remove-destination strip-trailing-slashes symbolic-link no-target-directory "
+                "update? verbose archive context? exchange keep-directory-symlink owner= group= mode= compare "
+                "directory preserve-context strip strip-program= logical physical relative",
+                aliases="t:target-directory T:no-target-directory")
+
+
+@family("cp", "mv", "ln", "install")
+def _copy(args: list[str]) -> Effects:
+    p = parse_args(_COPY, args)
+    ops = _ops(p)
+    target = _vals(p, "target-directory")
+    e = Effects(side_effect="writes files")
+    if target:
+        e.writes, e.reads = target, ops
+    elif len(ops) >= 2:
+        e.writes, e.reads = ops[-1:], ops[:-1]
+    else:
+        e.reads = ops
+    e.reads += _vals(p, "strip-program")
+    if any(o.name in ("-r", "-R", "recursive", "archive", "-a") for o in p.options):
+        e.trees = list(e.reads)
+        e.follows_links = any(o.name in ("-L", "dereference") for o in p.options)
+    if p.has("strip-program"):
+        e.runs_program = "install --strip-program runs a program"
+    return e
+
+
+family("rsync", "scp")(lambda args: _generic_copy(args))
+
+
+def _generic_copy(args: list[str]) -> Effects:
+    ops = [(i, a) for i, a in enumerate(args) if not a.startswith("-")]
+    e = Effects(side_effect="copies files")
+    if len(ops) >= 2:
+        e.writes, e.reads = ops[-1:], ops[:-1]
+        e.trees = list(e.reads)
+    else:
+        e.reads = ops
+    return e
+
+
+@family("chmod", "chown", "chgrp")
+def _chmod(args: list[str]) -> Effects:
+    p = parse_args(grammar(long="reference= recursive changes silent quiet verbose dereference no-dereference "
+                           "from= preserve-root no-preserve-root", aliases="R:recursive"), args)
+    ops = _ops(p)
+    if not p.values("reference"):
+        ops = ops[1:]
+    return Effects(writes=ops, reads=_vals(p, "reference"), side_effect="changes file metadata")
+
+
+@family("dd")
+def _dd(args: list[str]) -> Effects:
+    e = Effects(side_effect="dd copies data")
+    for i, a in enumerate(args):
+        if a.startswith("if="):
+            e.reads.append((i, a[3:]))
+        elif a.startswith("of="):
+            e.writes = [*e.writes, (i, a[3:])]
+    return e

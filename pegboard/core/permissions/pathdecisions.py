@@ -1,0 +1,186 @@
+"""Path decisions shared by the engine's file tools and the Bash analysis.
+
+One object answers, for a path: which Read/Edit deny, ask and allow rule matches (on the
+lexical path and on the path with symlinks resolved), whether it lies inside the working
+directories, whether it is protected; and, for a directory a command walks, whether a
+denied file can be reached from it. Reachability uses the tree on disk when it exists
+(bounded), following symlinks when the command does, so ``grep -r x src`` does not ask
+because of a ``.env`` deny that nothing under ``src`` matches, and ``grep -R`` does ask
+when a link under ``src`` leads to a denied file.
+"""
+
+from __future__ import annotations
+
+import glob as globmod
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pegboard.core.permissions.paths import PathMatcher, collapse, inside, is_protected, resolve
+from pegboard.core.permissions.rules import Rule
+
+#: Directory entries a reachability walk looks at before it gives up (then: lexical answer).
+WALK_LIMIT = 5000
+
+
+@dataclass
+class FileVerdict:
+    deny: Rule | None = None
+    ask: Rule | None = None
+    allow: Rule | None = None
+    protected: bool = False
+    inside: bool = True
+
+
+@dataclass
+class Reach:
+    """What a walk of a tree found. ``complete`` False: the tree could not be walked."""
+
+    complete: bool
+    deny: tuple[Rule, str] | None = None  # a reachable file a deny or ask rule covers
+    outside: str | None = None  # a reachable file outside the working directories (through a link)
+
+
+class PathDecisions:
+    """Read/Edit rule matching, working directories and tree reachability for one engine."""
+
+    def __init__(self, *, cwd: str, home: str, windows: bool, workdirs: Sequence[str],
+                 read: Mapping[str, PathMatcher], edit: Mapping[str, PathMatcher],
+                 deny_bases: Sequence[tuple[str, Rule]]) -> None:
+        self.cwd = cwd
+        self.home = home
+        self.windows = windows
+        self.workdirs = list(workdirs)
+        self.workdirs_resolved = [self.resolve(d) or d for d in self.workdirs]
+        self.read = read
+        self.edit = edit
+        self.deny_bases = list(deny_bases)
+
+    # -- single paths ----------------------------------------------------------------------
+    def resolve(self, path: str) -> str | None:
+        return None if self.windows else resolve(path)
+
+    @staticmethod
+    def rule(matchers: Mapping[str, PathMatcher], lst: str, lexical: str, resolved: str | None = None) -> Rule | None:
+        paths = [lexical] if resolved is None or resolved == lexical else [lexical, resolved]
+        m = matchers[lst]
+        hit = m.matches_all(paths) if lst == "allow" else m.first(paths)
+        return hit if isinstance(hit, Rule) else None
+
+    def inside(self, lexical: str, resolved: str | None) -> bool:
+        if not any(inside(lexical, d) for d in self.workdirs):
+            return False
+        if resolved is None:
+            return True
+        return any(inside(resolved, d) for d in self.workdirs_resolved) or any(
+            inside(resolved, d) for d in self.workdirs
+        )
+
+    def verdict(self, matchers: Mapping[str, PathMatcher], path: str, write: bool) -> FileVerdict:
+        lexical = collapse(path)
+        resolved = self.resolve(path)
+        v = FileVerdict(deny=self.rule(matchers, "deny", lexical, resolved),
+                        ask=self.rule(matchers, "ask", lexical, resolved),
+                        allow=self.rule(matchers, "allow", lexical, resolved),
+                        inside=self.inside(lexical, resolved))
+        if write:
+            v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
+        return v
+
+    def read_verdict(self, path: str) -> FileVerdict:
+        return self.verdict(self.read, path, False)
+
+    def write_verdict(self, path: str) -> FileVerdict:
+        return self.verdict(self.edit, path, True)
+
+    def read_deny_only(self, path: str) -> FileVerdict:
+        """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
+        lexical = collapse(path)
+        return FileVerdict(deny=self.rule(self.read, "deny", lexical), ask=self.rule(self.read, "ask", lexical),
+                           inside=False)
+
+    def is_read_denied(self, lexical: str) -> bool:
+        return self.rule(self.read, "deny", lexical) is not None
+
+    def deny_under(self, directory: str) -> Rule | None:
+        """A Read/Edit deny or ask rule whose pattern could match something under ``directory``."""
+        d = collapse(directory).lower()
+        for base, rule in self.deny_bases:
+            b = base.lower()
+            if inside(b, d) or inside(d, b):
+                return rule
+        return None
+
+    # -- trees ------------------------------------------------------------------------------
+    def _covered(self, lexical: str, resolved: str | None) -> Rule | None:
+        return self.rule(self.read, "deny", lexical, resolved) or self.rule(self.read, "ask", lexical, resolved)
+
+    def reach(self, root: str, follow: bool, link_files: bool = False) -> Reach:
+        """Walk ``root`` on disk: a reachable denied file, or one outside the working directories.
+
+        ``follow``: the walk descends through links. ``link_files``: links to files are read
+        (a command given the listed names opens them) but linked directories are not walked.
+        """
+        if self.windows:
+            return Reach(complete=False)
+        lex_root = collapse(root)
+        try:
+            if not os.path.isdir(lex_root):
+                return Reach(complete=os.path.exists(lex_root))
+        except (OSError, ValueError):
+            return Reach(complete=False)
+        real_root = self.resolve(lex_root)
+        out = Reach(complete=True)
+        stack: list[tuple[str, str | None]] = [(lex_root, real_root if real_root != lex_root else None)]
+        seen: set[str] = set()
+        count = 0
+        while stack:
+            lex_dir, real_dir = stack.pop()
+            key = real_dir or lex_dir
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                entries = list(os.scandir(real_dir or lex_dir))
+            except OSError:
+                continue
+            for entry in entries:
+                count += 1
+                if count > WALK_LIMIT:
+                    return Reach(complete=False)
+                lex = f"{lex_dir}/{entry.name}"
+                real = f"{real_dir}/{entry.name}" if real_dir else None
+                try:
+                    link = entry.is_symlink()
+                    if link and not follow and not (link_files and entry.is_file()):
+                        continue  # a walk that does not follow links skips them
+                    if link:
+                        real = os.path.realpath(real or lex)
+                    rule = self._covered(lex, real)
+                    if rule is not None and out.deny is None:
+                        out.deny = (rule, real or lex)
+                    if real is not None and out.outside is None and not self.inside(lex, real):
+                        out.outside = real
+                    if entry.is_dir(follow_symlinks=follow) and not (link and not follow):
+                        stack.append((lex, real))
+                except OSError:
+                    continue
+            if out.deny is not None and out.outside is not None:
+                break
+        return out
+
+    def glob_matches(self, pattern: str) -> list[str] | None:
+        """What an unquoted glob expands to on disk now; None when that cannot be told."""
+        if self.windows or "{" in pattern:
+            return None
+        parts = pattern.split("/")
+        base = "/".join(next((parts[:i] for i, seg in enumerate(parts) if any(c in seg for c in "*?[")), parts))
+        try:
+            if not os.path.isdir(base or "/"):
+                return None  # no tree on disk to look at: the lexical answer stands
+            hits = globmod.glob(pattern)
+        except (OSError, ValueError, RecursionError):
+            return None
+        if len(hits) > WALK_LIMIT:
+            return None
+        return hits

@@ -1,0 +1,151 @@
+"""What the namespace looks like: writable directories, masked and read-only paths.
+
+``Read(...)`` deny rules become masks (``/dev/null`` on a ``nodev`` bind over a file, so
+opening it fails; an empty read-only tmpfs over a directory) and ``Edit(...)`` deny rules
+read-only binds, even inside a writable directory. bubblewrap binds paths, not patterns, so
+a pattern rule (``Read(.env)``, ``Read(**/*.pem)``) is expanded against the working
+directories when the sandbox starts; past ``maxExpandedPaths`` the sandbox refuses to start
+and names the rule.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+_GLOB = set("*?[")
+
+
+class SandboxRefused(Exception):
+    """The sandbox cannot be set up as the rules ask; the message names the rule."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Paths as the namespace sees them; every path is absolute."""
+
+    writable: tuple[Path, ...]
+    masked: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+    temp_dir: Path | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def _rule_parts(rule: str) -> tuple[str, str] | None:
+    rule = rule.strip()
+    if not rule.endswith(")") or "(" not in rule:
+        return None
+    family, spec = rule[:-1].split("(", 1)
+    if family not in ("Read", "Edit") or not spec.strip():
+        return None
+    return family, spec.strip()
+
+
+def _anchor(spec: str, cwd: Path, project: Path) -> tuple[Path | None, str]:
+    """``(base, pattern)``: ``base`` None means the pattern matches anywhere below the roots."""
+    if spec.startswith("//"):
+        return Path("/"), spec[2:]
+    if spec.startswith("~/"):
+        return Path.home(), spec[2:]
+    if spec.startswith("/"):
+        return project, spec[1:]
+    if spec.startswith("./"):
+        return cwd, spec[2:]
+    if "/" not in spec.rstrip("/"):
+        return None, spec
+    return cwd, spec
+
+
+def _has_glob(text: str) -> bool:
+    return any(c in _GLOB for c in text)
+
+
+def _walk(roots: Iterable[Path], budget: list[int], rule: str, limit: int) -> Iterable[Path]:
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            for name in (*dirnames, *filenames):
+                budget[0] += 1
+                if budget[0] > limit:
+                    raise SandboxRefused(
+                        f"the sandbox cannot start: expanding deny rule {rule!r} visits more than {limit} "
+                        f"paths (sandbox.maxExpandedPaths); write the rule as a plain path or raise the bound"
+                    )
+                yield Path(dirpath, name)
+
+
+def expand_rule(rule: str, spec: str, *, cwd: Path, project: Path, roots: Sequence[Path], limit: int) -> list[Path]:
+    """The existing paths ``spec`` names."""
+    base, pattern = _anchor(spec, cwd, project)
+    pattern = pattern.rstrip("/")
+    if pattern.endswith("/**"):
+        pattern = pattern[:-3]
+    if not pattern:
+        return [base] if base is not None else []
+    if base is not None and not _has_glob(pattern):
+        path = base / pattern
+        return [path] if os.path.lexists(path) else []
+    budget = [0]
+    found: list[Path] = []
+    if base is None:
+        for path in _walk(roots, budget, rule, limit):
+            if fnmatchcase(path.name, pattern):
+                found.append(path)
+        return found
+    for path in _walk([base], budget, rule, limit):
+        rel = path.relative_to(base).as_posix()
+        if fnmatchcase(rel, pattern) or fnmatchcase(rel, pattern.replace("**/", "")):
+            found.append(path)
+    return found
+
+
+def build_layout(
+    *,
+    cwd: Path,
+    project: Path,
+    working_dirs: Sequence[Path],
+    deny_rules: Sequence[str],
+    temp_dir: Path | None,
+    extra_writable: Sequence[Path] = (),
+    limit: int = 10_000,
+) -> Layout:
+    """The layout for these working dirs and deny rules; raises :class:`SandboxRefused`."""
+    roots = [Path(os.path.realpath(d)) for d in working_dirs if Path(d).is_dir()]
+    writable = list(dict.fromkeys([*roots, *(Path(os.path.realpath(p)) for p in extra_writable if Path(p).is_dir())]))
+    if temp_dir is not None:
+        writable.append(temp_dir)
+    masked: list[Path] = []
+    read_only: list[Path] = []
+    for rule in deny_rules:
+        parts = _rule_parts(rule)
+        if parts is None:
+            continue
+        family, spec = parts
+        paths = expand_rule(rule, spec, cwd=cwd, project=project, roots=roots, limit=limit)
+        target = masked if family == "Read" else read_only
+        for path in paths:
+            real = Path(os.path.realpath(path))
+            if real not in target:
+                target.append(real)
+    return Layout(tuple(writable), tuple(masked), tuple(read_only), temp_dir)
+
+
+def bwrap_args(layout: Layout, *, bwrap: str = "bwrap") -> list[str]:
+    """The bubblewrap command line (up to ``--``) for ``layout``; the network is always its own
+    (empty) namespace: allowed traffic goes through the proxy bridged in."""
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-user-try", "--unshare-ipc", "--unshare-pid",
+            "--unshare-net", "--die-with-parent"]
+    for path in layout.writable:
+        args += ["--bind", str(path), str(path)]
+    for path in layout.read_only:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in layout.masked:
+        if path.is_dir():
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args

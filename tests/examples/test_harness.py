@@ -1,0 +1,125 @@
+"""The reference harness end to end: a scripted model on 127.0.0.1 drives real tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HARNESS = Path(__file__).resolve().parents[2] / "examples" / "harness.py"
+QUESTION = {
+    "question": "Which greeting?",
+    "header": "Greeting",
+    "options": [{"label": "hello", "description": "plain"}, {"label": "howdy", "description": "friendly"}],
+}
+
+
+def tool_call(n: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    call = {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+class ScriptedModel:
+    """Plays the model: answers each chat-completions request with the next scripted message."""
+
+    def __init__(self, script: list[dict[str, Any]]) -> None:
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                model.requests.append(body)
+                message = model.script.pop(0) if model.script else {"role": "assistant", "content": "out of script"}
+                data = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+                self.send_response(200 if self.path == "/v1/chat/completions" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    started: list[ScriptedModel] = []
+
+    def start(script: list[dict[str, Any]]) -> ScriptedModel:
+        model = ScriptedModel(script)
+        threading.Thread(target=model.server.serve_forever, daemon=True).start()
+        started.append(model)
+        return model
+
+    yield start
+    for model in started:
+        model.server.shutdown()
+        model.server.server_close()
+
+
+def run_harness(tmp_path: Path, url: str, *extra: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "PEGBOARD_DATA_DIR": str(tmp_path / "data")}
+    env.pop("OPENAI_API_KEY", None)
+    argv = [sys.executable, str(HARNESS), "--base-url", url, "--model", "scripted", "--cwd", str(tmp_path), *extra]
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_reads_edits_runs_asks_and_plans(tmp_path: Path, serve: Any) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("greeting = hi\n")
+    model = serve([
+        tool_call(1, "Read", {"file_path": str(notes)}),
+        tool_call(2, "Edit", {"file_path": str(notes), "old_string": "hi", "new_string": "hello"}),
+        tool_call(3, "Bash", {"command": "cat notes.txt"}),
+        tool_call(4, "AskUserQuestion", {"questions": [QUESTION]}),
+        tool_call(5, "EnterPlanMode", {}),
+        tool_call(6, "ExitPlanMode", {"plan": "1. greet"}),
+        {"role": "assistant", "content": "All done: the greeting is hello."},
+    ])
+    out = run_harness(tmp_path, model.url, "--yes", "--profile", "full", "update the greeting", stdin="2\n")
+    assert out.returncode == 0, out.stderr
+    assert notes.read_text() == "greeting = hello\n"
+    assert "All done: the greeting is hello." in out.stdout
+    assert "> Edit" in out.stdout and "[Greeting] Which greeting?" in out.stdout
+    tool_results = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_results] == [f"call_{n}" for n in range(1, 7)]
+    assert "greeting = hi" in tool_results[0]["content"]
+    assert "greeting = hello" in tool_results[2]["content"]
+    assert '"Which greeting?"="howdy"' in tool_results[3]["content"]
+    assert "approved the plan" in tool_results[5]["content"]
+    names = {t["function"]["name"] for t in model.requests[0]["tools"]}
+    assert {"Read", "Edit", "Bash", "AskUserQuestion", "ExitPlanMode"} <= names
+    assert model.requests[0]["model"] == "scripted"
+
+
+def test_without_yes_a_refused_ask_is_reported_to_the_model(tmp_path: Path, serve: Any) -> None:
+    target = tmp_path / "new.txt"
+    model = serve([
+        tool_call(1, "Write", {"file_path": str(target), "content": "x"}),
+        {"role": "assistant", "content": "I was not allowed to write."},
+    ])
+    out = run_harness(tmp_path, model.url, "write a file", stdin="n\n")
+    assert out.returncode == 0, out.stderr
+    assert not target.exists()
+    tool_result = next(m for m in model.requests[-1]["messages"] if m["role"] == "tool")
+    assert "refused" in tool_result["content"]
+    assert "I was not allowed to write." in out.stdout
+
+
+def test_an_endpoint_error_exits_non_zero(tmp_path: Path, serve: Any) -> None:
+    model = serve([])
+    out = run_harness(tmp_path, model.url.replace("/v1", "/nowhere"), "anything")
+    assert out.returncode == 2 and "endpoint failed" in out.stderr
