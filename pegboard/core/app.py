@@ -91,6 +91,7 @@ class Pegboard:
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
+        self._pending_explainers: list[Callable[[str], str | None]] = []
         self._store: SessionStore | None = store
         self._memory_store = MemorySessionStore()
         self._memory_sessions: dict[str, Session] = {}
@@ -170,6 +171,23 @@ class Pegboard:
         :meth:`add_tool` / :meth:`remove_tools`. It runs in the caller's thread before every
         catalog (so before ``tools()``, ``schema()`` and each ``call()``); keep it cheap."""
         self._tool_sources.append(sync)
+
+    def add_pending_tools(self, explain: Callable[[str], str | None]) -> None:
+        """Register ``explain(name)``: why a tool called ``name`` may exist but is not registered
+        yet (its MCP server is still connecting), or ``None``. A call to such a name is refused
+        as ``unavailable`` with that reason instead of ``unknown_tool``."""
+        self._pending_explainers.append(explain)
+
+    def pending_reason(self, name: str) -> str | None:
+        """The first reason an explainer gives for the unregistered tool ``name``, if any."""
+        for explain in self._pending_explainers:
+            try:
+                reason = explain(name)
+            except Exception:
+                continue
+            if reason:
+                return reason
+        return None
 
     def add_tool(self, tool: Tool, *, owner: str) -> None:
         """Register a tool after construction; raises ``RegistrationConflict`` if its name is taken."""

@@ -213,6 +213,8 @@ class CallPipeline:
     # 1 -------------------------------------------------------------------------------------
     def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
         tool = self.pb.registry.find(name) if isinstance(name, str) else None
+        if tool is None and isinstance(name, str) and (pending := self.pb.pending_reason(name)):
+            raise CallRefused(ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {name!r} is not available yet: {pending}"))
         if tool is None:
             known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
             failed = [p.name for p in self.pb.plugins if p.status == "failed"]

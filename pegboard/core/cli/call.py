@@ -19,6 +19,7 @@ from pegboard.core.cli.common import (
     mode_option,
     parse_json_input,
     selection_options,
+    wait_mcp_option,
 )
 from pegboard.core.session import SessionError
 from pegboard.core.store import SessionStoreError
@@ -70,6 +71,7 @@ def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None)
 )
 @config_options
 @selection_options
+@wait_mcp_option
 @mode_option
 @click.option(
     "--add-dir", "add_dirs", multiple=True, type=click.Path(path_type=Path), help="Extra working directory; repeatable."
@@ -93,6 +95,7 @@ def command(
     agent: str | None,
     profile: str | None,
     subagent: str | None,
+    wait_mcp: float | None,
     mode: str | None,
     add_dirs: tuple[Path, ...],
     yes: bool,
@@ -104,7 +107,7 @@ def command(
     Exits 0 on success and 1 when the result is an error or a refusal.
     """
     tool_input = parse_json_input(input_text)
-    pb = load_pegboard(config_files, cwd)
+    pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
     show_progress = not as_json and sys.stderr.isatty()
     try:
         result, sid = resolve_sync(

@@ -65,6 +65,28 @@ def selection_options(fn: F) -> F:
     return fn
 
 
+WAIT_MCP_ENV = "PEGBOARD_MCP_STARTUP_WAIT"  # read by the MCP client plugin
+
+
+def wait_mcp_option(fn: F) -> F:
+    """``--wait-mcp SECONDS``: how long to wait for MCP servers still connecting."""
+    return click.option(
+        "--wait-mcp",
+        "wait_mcp",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="SECONDS",
+        help=f"Wait up to SECONDS for MCP servers that are still connecting (default: {WAIT_MCP_ENV}, else 5).",
+    )(fn)
+
+
+def wait_mcp_env(wait_mcp: float | None) -> dict[str, str] | None:
+    """The environment for a Pegboard that waits ``wait_mcp`` seconds for MCP servers (``None``: as is)."""
+    import os
+
+    return None if wait_mcp is None else {**os.environ, WAIT_MCP_ENV: str(wait_mcp)}
+
+
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (a stable, scriptable shape).")(fn)
 
@@ -74,17 +96,27 @@ def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     sys.exit(code)
 
 
-def load_pegboard(config_files: Sequence[Path] = (), cwd: Path | None = None, **options: Any) -> Any:
-    """A ``Pegboard`` for a command; a broken config is an error message, not a traceback."""
+def load_pegboard(
+    config_files: Sequence[Path] = (), cwd: Path | None = None, *, wait_mcp: float | None = None, **options: Any
+) -> Any:
+    """A ``Pegboard`` for a command; a broken config is an error message, not a traceback.
+
+    It is closed when the command ends (however it exits), so plugins stop what they started.
+    """
     from pegboard.core.app import Pegboard
     from pegboard.core.config import ConfigError
 
     if cwd is not None and not cwd.is_dir():
         fail(f"--cwd {cwd}: no such directory", EXIT_USAGE)
+    if (env := wait_mcp_env(wait_mcp)) is not None:
+        options["env"] = env
     try:
         pb = Pegboard(config_files=list(config_files), cwd=cwd, **options)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:  # stops what plugins started (MCP servers) when the command ends
+        ctx.call_on_close(pb.close)
     for warning in pb.warnings:
         click.echo(f"warning: {warning}", err=True)
     return pb

@@ -13,12 +13,14 @@ from pegboard.core.cli.common import (
     json_option,
     load_pegboard,
     selection_options,
+    wait_mcp_option,
 )
 
 
 @click.command("prompt")
 @config_options
 @selection_options
+@wait_mcp_option
 @json_option
 def command(
     config_files: tuple[Path, ...],
@@ -28,6 +30,7 @@ def command(
     agent: str | None,
     profile: str | None,
     subagent: str | None,
+    wait_mcp: float | None,
     as_json: bool,
 ) -> None:
     """Print the tool list for a system prompt: each enabled tool with its usage text.
@@ -37,7 +40,7 @@ def command(
     """
     from pegboard.core.prompt import prompt_entries
 
-    pb = load_pegboard(config_files, cwd)
+    pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
     selection = {"agent": agent, "provider": provider, "model": model, "profile": profile, "subagent": subagent}
     fail_on_policy_errors(pb, **selection)
     warnings = pb.tools(**selection).warnings

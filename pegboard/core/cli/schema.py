@@ -14,6 +14,7 @@ from pegboard.core.cli.common import (
     fail_on_policy_errors,
     load_pegboard,
     selection_options,
+    wait_mcp_option,
 )
 from pegboard.core.render import FORMATTERS
 
@@ -29,6 +30,7 @@ from pegboard.core.render import FORMATTERS
 )
 @config_options
 @selection_options
+@wait_mcp_option
 def command(
     fmt: str,
     config_files: tuple[Path, ...],
@@ -38,9 +40,10 @@ def command(
     agent: str | None,
     profile: str | None,
     subagent: str | None,
+    wait_mcp: float | None,
 ) -> None:
     """Print the enabled tools' definitions as JSON in a provider's format."""
-    pb = load_pegboard(config_files, cwd)
+    pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
     fail_on_policy_errors(pb, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent)
     try:
         emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent))

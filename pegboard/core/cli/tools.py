@@ -15,12 +15,14 @@ from pegboard.core.cli.common import (
     load_pegboard,
     print_table,
     selection_options,
+    wait_mcp_option,
 )
 
 
 @click.command("tools")
 @config_options
 @selection_options
+@wait_mcp_option
 @click.option("--explain", is_flag=True, help="Show the policy step that kept or removed each tool.")
 @json_option
 def command(
@@ -31,6 +33,7 @@ def command(
     agent: str | None,
     profile: str | None,
     subagent: str | None,
+    wait_mcp: float | None,
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -38,7 +41,7 @@ def command(
 
     Exits 1 when a setting failed closed (an unknown profile enables nothing).
     """
-    pb = load_pegboard(config_files, cwd)
+    pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
     result = pb.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
     if as_json:
         data = result.to_json()

@@ -4,7 +4,9 @@ Servers configured under ``mcpServers`` (or in a project ``.mcp.json``) connect 
 background when a ``Pegboard`` is built; construction waits a bounded time
 (``PEGBOARD_MCP_STARTUP_WAIT`` seconds, default 5) for them. Their tools register as
 ``mcp__<server>__<tool>``; tools of servers that connect later appear at the next
-``tools()`` / ``schema()`` / ``call()``. Importing this module does not import the MCP SDK.
+``tools()`` / ``schema()`` / ``call()``; until then a call to one is refused as
+``unavailable`` ("still connecting"). Closing the Pegboard stops the servers. Importing
+this module does not import the MCP SDK.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         pegboard.warnings.append(f"MCP server {name!r} not started: {_untrusted_reason(pegboard)}")
     if not servers:
         return
-    from pegboard_mcp_client.manager import DEPTH_ENV, MAX_DEPTH, McpManager
+    from pegboard_mcp_client.manager import CONNECTING, DEPTH_ENV, MAX_DEPTH, McpManager
     from pegboard_mcp_client.tools import MANAGER, REGISTRAR, Registrar
 
     depth = pegboard.env.get(DEPTH_ENV, "0")
@@ -59,7 +61,27 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     pegboard.stash[REGISTRAR] = registrar
     manager.wait(None, float_env(pegboard.env, STARTUP_WAIT_ENV, DEFAULT_STARTUP_WAIT))
     pegboard.add_tool_source(registrar.sync)
+    pegboard.add_pending_tools(registrar.pending_reason)
     registrar.sync()
+    for name, state in sorted(manager.states.items()):
+        if state.status in CONNECTING:
+            pegboard.warnings.append(
+                f"MCP server {name!r} is still connecting; its tools appear once it answers "
+                "(wait for it with --wait-mcp SECONDS or the WaitForMcpServers tool)"
+            )
+
+
+@hookimpl
+async def pegboard_close(pegboard: Pegboard) -> None:
+    """Stop the servers this Pegboard started, so none outlives the process that started it."""
+    import asyncio
+
+    from pegboard_mcp_client.tools import MANAGER, REGISTRAR
+
+    pegboard.stash.pop(REGISTRAR, None)
+    manager = pegboard.stash.pop(MANAGER, None)
+    if manager is not None:
+        await asyncio.get_running_loop().run_in_executor(None, manager.close)
 
 
 @hookimpl

@@ -12,13 +12,13 @@ without MCP servers never pays for it.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import contextlib
 import logging
+import os
+import sys
 import threading
 import time
-import weakref
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,10 @@ BACKOFF_MAX = 30.0
 CONNECTION_CLOSED = -32000
 
 SETTLED = ("connected", "failed")
+CONNECTING = ("pending", "connecting")  # never connected yet, no answer yet either
+# A stdio server gets its stdin closed, then this long to exit before the SDK kills it; close()
+# waits that long plus the kill, so no server outlives the Pegboard that started it.
+STOP_GRACE = 5.0
 DEPTH_ENV = "PEGBOARD_MCP_DEPTH"  # how deep in a chain of Pegboards serving each other we are
 MAX_DEPTH = 2
 
@@ -60,6 +64,7 @@ class ServerState:
     client: Any = None
     settled: threading.Event = field(default_factory=threading.Event)
     lost: asyncio.Event | None = None
+    stop: Any = None  # the anyio cancel scope of the live connection attempt
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +80,8 @@ class ServerState:
     def unavailable_reason(self) -> str | None:
         if self.status == "connected":
             return None
+        if self.status in CONNECTING:
+            return f"MCP server {self.name!r} is still connecting"
         why = f": {self.error}" if self.error else ""
         return f"MCP server {self.name!r} is {self.status}{why}"
 
@@ -126,6 +133,33 @@ def convert_result(result: Any) -> ToolResult:
     return ToolResult(content=content, structured=structured if isinstance(structured, dict) else None)
 
 
+class ServerStderr:
+    """The stderr of the stdio servers: a pipe copied to our stderr until the manager closes.
+
+    After that their output is dropped, so a server that was still starting when Pegboard
+    exited cannot print its broken-pipe traceback into the user's terminal.
+    """
+
+    def __init__(self) -> None:
+        read_fd, write_fd = os.pipe()
+        self.file = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        self.muted = False
+        self._reader = os.fdopen(read_fd, "rb", buffering=0)
+        threading.Thread(target=self._copy, name="pegboard-mcp-stderr", daemon=True).start()
+
+    def _copy(self) -> None:
+        with contextlib.suppress(Exception), self._reader:
+            while chunk := self._reader.read(65536):
+                if not self.muted:
+                    sys.stderr.write(chunk.decode("utf-8", errors="replace"))
+                    sys.stderr.flush()
+
+    def close(self) -> None:
+        self.muted = True
+        with contextlib.suppress(Exception):
+            self.file.close()
+
+
 class McpManager:
     """Supervises the connections to a set of MCP servers on a private event loop."""
 
@@ -139,13 +173,15 @@ class McpManager:
         self.closing = False
         self._tasks: list[asyncio.Task[None]] = []
         self._thread = threading.Thread(target=self._run_loop, name="pegboard-mcp", daemon=True)
+        self._stderr: ServerStderr | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
+        if any(not s.config.url for s in self.states.values()):
+            self._stderr = ServerStderr()
         self._thread.start()
         for state in self.states.values():
             self.submit(self._start_supervisor(state))
-        _LIVE.add(self)
 
     async def _start_supervisor(self, state: ServerState) -> None:
         self._tasks.append(asyncio.get_running_loop().create_task(self._supervise(state)))
@@ -165,20 +201,29 @@ class McpManager:
         """Run ``coro`` on the manager's loop from any other loop."""
         return await asyncio.wrap_future(self.submit(coro))
 
-    def close(self, timeout: float = 3.0) -> None:
+    def close(self, timeout: float = STOP_GRACE + 1.0) -> None:
+        """Stop every connection and its server process, then the loop; idempotent."""
         if self.closing or not self._thread.is_alive():
             return
         self.closing = True
+        if self._stderr is not None:
+            self._stderr.muted = True
         with contextlib.suppress(Exception):
             self.submit(self._close()).result(timeout)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
+        if self._stderr is not None:
+            self._stderr.close()
 
     async def _close(self) -> None:
-        for task in self._tasks:
+        for state in self.states.values():
+            self._stop(state)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=STOP_GRACE)
+        for task in self._tasks:  # a supervisor sleeping before a retry has nothing to stop
             task.cancel()
         if self._tasks:
-            await asyncio.wait(self._tasks, timeout=2.0)
+            await asyncio.wait(self._tasks, timeout=1.0)
 
     # -- waiting -----------------------------------------------------------------------------
     def wait(self, names: Iterable[str] | None = None, timeout: float = 30.0) -> dict[str, str]:
@@ -206,7 +251,7 @@ class McpManager:
             await asyncio.wait({task, waiter}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
             if not connected.is_set() and not task.done():
-                task.cancel()
+                self._stop(state)
                 state.error = f"no answer within {timeout:g} s"
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -229,6 +274,7 @@ class McpManager:
 
     def _client(self, state: ServerState) -> Any:
         from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
 
         cfg = state.config
         if cfg.url:
@@ -246,9 +292,26 @@ class McpManager:
             env={**self.env, **cfg.env, DEPTH_ENV: str(depth + 1)},
             cwd=str(server_cwd(cfg, self.cwd)),
         )
-        return Client(params, cache=None)
+        errlog = self._stderr.file if self._stderr is not None else sys.stderr
+        return Client(stdio_client(params, errlog=errlog), cache=None)
 
     async def _connection(self, state: ServerState, connected: asyncio.Event) -> None:
+        import anyio
+
+        # Stopped through this scope, not task.cancel(): the SDK's shielded shutdown (close
+        # stdin, wait, kill the process group) only survives an anyio cancellation.
+        with anyio.CancelScope() as scope:
+            state.stop = scope
+            try:
+                await self._connected_session(state, connected)
+            finally:
+                state.stop = None
+
+    def _stop(self, state: ServerState) -> None:
+        if state.stop is not None:
+            state.stop.cancel()
+
+    async def _connected_session(self, state: ServerState, connected: asyncio.Event) -> None:
         async with self._client(state) as client:
             tools: list[dict[str, Any]] = []
             cursor: str | None = None
@@ -403,13 +466,3 @@ def _describe(exc: BaseException) -> str:
         return _describe(exc.exceptions[0])
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
-
-
-_LIVE: weakref.WeakSet[McpManager] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    for manager in list(_LIVE):
-        with contextlib.suppress(Exception):
-            manager.close(timeout=2.0)

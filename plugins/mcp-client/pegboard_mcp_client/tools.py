@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pegboard import Pegboard, StashKey, Tool, ToolContext, ToolResult, tool
-from pegboard_mcp_client.manager import McpManager, ServerState
-from pegboard_mcp_client.names import tool_name
+from pegboard_mcp_client.manager import CONNECTING, McpManager, ServerState
+from pegboard_mcp_client.names import server_prefix, tool_name
 
 # The manager of a Pegboard that has MCP servers configured, kept in its stash.
 MANAGER: StashKey[McpManager] = StashKey("pegboard-mcp-client-manager")
@@ -97,6 +97,19 @@ class Registrar:
                 continue
             self._register(state, total)
             self.applied[name] = versions[name]
+
+    def pending_reason(self, name: str) -> str | None:
+        """Why ``name`` (not registered) may be a tool of a server that has not answered yet."""
+        wanted = name.lower().replace("-", "_")
+        for server, state in self.manager.states.items():
+            if state.status == "connected" or self.names.get(server):
+                continue
+            if wanted.startswith(server_prefix(server).lower().replace("-", "_")):
+                reason = state.unavailable_reason()
+                if state.status in CONNECTING:
+                    return f"{reason}; wait for it with --wait-mcp SECONDS or the WaitForMcpServers tool"
+                return reason
+        return None
 
     def _register(self, state: ServerState, total: int) -> None:
         owner = OWNER_PREFIX + state.name

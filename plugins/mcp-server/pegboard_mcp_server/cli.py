@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from pegboard.core.cli.common import config_options, mode_option
+from pegboard.core.cli.common import config_options, mode_option, wait_mcp_env, wait_mcp_option
 from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
@@ -177,6 +177,7 @@ class _Size(click.ParamType):
     help="stdio: resume (or create) the stored session ID for the client; without it the client's session "
     "lives in memory until it disconnects.",
 )
+@wait_mcp_option
 @click.option(
     "--log-level",
     default="WARNING",
@@ -199,6 +200,7 @@ def serve(
     page_size: int,
     plugin_modules: tuple[str, ...],
     session_id: str | None,
+    wait_mcp: float | None,
     log_level: str,
 ) -> None:
     """Serve the effective tool set as an MCP server (stdio by default).
@@ -237,7 +239,12 @@ def serve(
         from pegboard_mcp_server.bridge import Bridge
         from pegboard_mcp_server.sampling import ClientSampling
 
-        pb = Pegboard(config_files=list(config_files), cwd=selection.cwd, plugins=[*extra, ClientSampling()])
+        pb = Pegboard(
+            config_files=list(config_files),
+            cwd=selection.cwd,
+            plugins=[*extra, ClientSampling()],
+            env=wait_mcp_env(wait_mcp),
+        )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
         return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)

@@ -170,8 +170,12 @@ def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str 
     import uvicorn
 
     host, port = access.bind, access.port
-    app = build_app(make_bridge(), access, version)
+    bridge = make_bridge()
+    app = build_app(bridge, access, version)
     log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run()
+    finally:  # stops what the Pegboard started (MCP servers it is a client of)
+        bridge.pegboard.close()
     return 0

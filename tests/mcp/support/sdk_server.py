@@ -1,7 +1,8 @@
 """A small MCP server built on the official SDK, for the client tests (run as a script).
 
 Environment: ``SDK_SERVER_SLOW`` seconds to sleep before serving; ``SDK_SERVER_MARK`` a file
-that records each start (one line per start).
+that records each start (one line per start); ``SDK_SERVER_PIDFILE`` a file that gets the
+process id before the sleep.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ import os
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
-
+if pidfile := os.environ.get("SDK_SERVER_PIDFILE"):
+    Path(pidfile).write_text(str(os.getpid()), encoding="utf-8")
 if slow := float(os.environ.get("SDK_SERVER_SLOW", "0") or 0):
     time.sleep(slow)
+
+from mcp.server.mcpserver import MCPServer
+
 if mark := os.environ.get("SDK_SERVER_MARK"):
     with Path(mark).open("a", encoding="utf-8") as f:
         f.write(f"{os.getpid()}\n")
