@@ -742,8 +742,19 @@ class Pegboard:
             self._store.close()
 
     def close(self) -> None:
-        """:meth:`aclose` for synchronous code."""
-        resolve_sync(self.aclose())
+        """:meth:`aclose` for synchronous code (no event loop is started when no session is
+        open and every ``pegboard_close`` implementation is synchronous)."""
+        if self._open_sessions or self._memory_sessions:
+            resolve_sync(self.aclose())
+            return
+        if self._closed:
+            return
+        self._closed = True
+        errors: list[HookError] = []
+        self.hooks.all_sync("pegboard_close", errors, pegboard=self)
+        self.warnings.extend(f"plugin {e.plugin}: pegboard_close failed: {e.error}" for e in errors)
+        if self._store is not None:
+            self._store.close()
 
     async def __aenter__(self) -> Pegboard:
         return self

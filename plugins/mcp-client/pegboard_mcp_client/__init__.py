@@ -72,16 +72,22 @@ def pegboard_ready(pegboard: Pegboard) -> None:
 
 
 @hookimpl
-async def pegboard_close(pegboard: Pegboard) -> None:
-    """Stop the servers this Pegboard started, so none outlives the process that started it."""
-    import asyncio
+def pegboard_close(pegboard: Pegboard) -> None:
+    """Stop the servers this Pegboard started, so none outlives the process that started it.
 
+    Synchronous (the manager runs its own loop in a thread), and a no-op that imports
+    nothing when no server was started.
+    """
+    import sys
+
+    if "pegboard_mcp_client.tools" not in sys.modules:
+        return
     from pegboard_mcp_client.tools import MANAGER, REGISTRAR
 
     pegboard.stash.pop(REGISTRAR, None)
     manager = pegboard.stash.pop(MANAGER, None)
     if manager is not None:
-        await asyncio.get_running_loop().run_in_executor(None, manager.close)
+        manager.close()
 
 
 @hookimpl

@@ -173,10 +173,13 @@ def permission_request(call: Any, decision: PermissionDecision, context: ToolCon
 
 
 @hookimpl
-async def pegboard_close(pegboard: Any) -> None:
+def pegboard_close(pegboard: Any) -> Any:
+    """Stop the filtering proxy if one was started (an awaitable then; nothing otherwise, so
+    closing a Pegboard that ran no sandboxed command starts no event loop)."""
     state = pegboard.stash.pop(STATE, None)
     if state is not None and state.proxy is not None:
-        await state.proxy.close()
+        return state.proxy.close()
+    return None
 
 
 def check_report(bwrap: str = "bwrap") -> list[tuple[str, bool, str]]:
