@@ -201,7 +201,7 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     except OSError as exc:
         return _fail(f"Cannot access {path}: {exc.strerror or exc}", "os_error")
     if stat.S_ISDIR(st.st_mode):
-        return _fail(f"{path} is a directory; Read reads files only. List a directory with LS.", "is_directory")
+        return _fail(f"{path} is a directory; Read reads files only. {_listing_hint(ctx, path)}", "is_directory")
     if not stat.S_ISREG(st.st_mode):
         return _fail(
             f"{path} is not a regular file (a device, pipe or socket); Read does not read those", "device_file"
@@ -284,7 +284,8 @@ def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, note
     start = (input.offset or 1) - 1
     if start >= total:
         return _fail(
-            f"offset {input.offset} is past the end of {path}, which has {total} lines", "offset_past_end",
+            f"offset {input.offset} is past the end of {path}, which has {total} lines",
+            "offset_past_end",
             total_lines=total,
         )
     limit = input.limit or DEFAULT_LIMIT
@@ -318,10 +319,7 @@ def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, note
     partial = not explicit and end < total
     if partial:
         why = " (the output budget was reached)" if over else ""
-        body += (
-            f"\n\n[PARTIAL view: lines 1-{end} of {total}{why}. "
-            f"Read more with offset={end + 1} and limit.]"
-        )
+        body += f"\n\n[PARTIAL view: lines 1-{end} of {total}{why}. Read more with offset={end + 1} and limit.]"
     whole = start == 0 and end >= total
     if partial:
         notes.append(dict(whole=False, first_line=1, last_line=end, partial_view=True))
@@ -367,9 +365,8 @@ def _image(path: Path, size: int, limits: ImageLimits, notes: list[dict[str, Any
     except OSError as exc:
         return _fail(f"Cannot read {path}: {exc.strerror or exc}", "os_error")
     notes.append(dict(whole=True))
-    note = (
-        f"Image {path.name}: {processed.original_width}x{processed.original_height}"
-        + (f", sent as {processed.width}x{processed.height} {processed.mime_type}" if processed.changed else "")
+    note = f"Image {path.name}: {processed.original_width}x{processed.original_height}" + (
+        f", sent as {processed.width}x{processed.height} {processed.mime_type}" if processed.changed else ""
     )
     return ToolResult(
         content=[ImageBlock(data=processed.base64, mime_type=processed.mime_type), TextBlock(text=note)],
@@ -521,7 +518,19 @@ def _notebook(path: Path, limits: ImageLimits, notes: list[dict[str, Any]]) -> T
     )
 
 
+def _listing_hint(ctx: ToolContext, path: object) -> str:
+    """How to list a directory with a tool this caller has (LS, Glob, Bash), or nothing."""
+    names = {t.name for t in ctx.visible_tools()}
+    for name, how in (
+        ("LS", "List it with LS"),
+        ("Glob", "List it with Glob"),
+        ("Bash", f"List it with `ls {path}` in Bash"),
+    ):
+        if name in names:
+            return f"{how}."
+    return "No tool to list directories is enabled here."
+
+
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(read)
-

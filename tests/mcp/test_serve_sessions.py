@@ -172,3 +172,11 @@ async def test_the_small_model_is_the_clients_own_through_sampling(session_args,
     assert text_of(result) == "model said: green"
     assert asked and "the sky is green" in asked[0] and "What colour is the sky?" in asked[0]
     assert text_of(without) == "model said: None"
+
+
+async def test_a_refusal_tells_an_mcp_client_how_to_allow_the_call(session_args, workdir):
+    params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+    async with Client(params) as client:  # no elicitation callback: the client cannot be asked
+        refused = await client.call_tool("Guarded", {"text": "x"})
+    text = text_of(refused)
+    assert refused.is_error and "elicitation" in text and "--mode" in text and '"Guarded"' in text

@@ -80,6 +80,10 @@ def elicitation_approver(elicit: Elicit) -> Callable[[ToolCall, PermissionDecisi
         content = answer.get("content") or {}
         return content.get("approve", True) is not False
 
+    approve.how_to_approve = (  # type: ignore[attr-defined]
+        "use an MCP client that supports elicitation so its user can be asked, or restart pegboard serve "
+        "with another --mode (acceptEdits, bypassPermissions)"
+    )
     return approve
 
 

@@ -144,9 +144,14 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert result.metadata["error_kind"] == "device_file"
 
 
-def test_directory_suggests_ls(tmp_path: Path) -> None:
-    result = call(tmp_path, file_path=str(tmp_path))
-    assert result.metadata["error_kind"] == "is_directory" and "LS" in result.text
+def test_directory_names_a_listing_tool_that_is_enabled(tmp_path: Path) -> None:
+    import pegboard_ls
+
+    alone = call(tmp_path, file_path=str(tmp_path))
+    assert alone.metadata["error_kind"] == "is_directory" and "No tool to list directories" in alone.text
+    pb = isolated_pegboard(pegboard_read, pegboard_ls, cwd=tmp_path)
+    with_ls = pb.call_sync("Read", {"file_path": str(tmp_path)})
+    assert with_ls.metadata["error_kind"] == "is_directory" and "List it with LS." in with_ls.text
 
 
 def test_missing_file_names_the_cwd_and_a_near_match(tmp_path: Path) -> None:
