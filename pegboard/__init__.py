@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
-    from pegboard.core.config import ConfigError, ConfigLayer, PegboardConfig, load_config
+    from pegboard.core.config import (
+        ConfigError,
+        ConfigLayer,
+        PegboardConfig,
+        find_project_root,
+        load_config,
+        user_config_dir,
+    )
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.hostservices import (
@@ -33,6 +40,7 @@ if TYPE_CHECKING:
     from pegboard.core.markers import hookimpl, hookspec
     from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.providers import ProviderPolicy
+    from pegboard.core.redaction import redact
     from pegboard.core.registration import (
         ConfigSectionRegister,
         GroupRegister,
@@ -60,13 +68,20 @@ if TYPE_CHECKING:
         SessionStore,
         SessionStoreError,
         StoredResult,
+        default_data_dir,
     )
     from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
+    from pegboard.core.trust import is_trusted
     from pegboard.core.urls import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    "redact": "pegboard.core.redaction",
+    "default_data_dir": "pegboard.core.store",
+    "find_project_root": "pegboard.core.config",
+    "user_config_dir": "pegboard.core.config",
+    "is_trusted": "pegboard.core.trust",
     "Pegboard": "pegboard.core.app",
     "ToolCall": "pegboard.core.call",
     "ConfigError": "pegboard.core.config",
@@ -204,16 +219,21 @@ __all__ = [
     "ToolResult",
     "__version__",
     "ask_host",
+    "default_data_dir",
+    "find_project_root",
     "has_completion",
     "has_host_service",
     "hookimpl",
     "hookspec",
+    "is_trusted",
     "load_config",
     "parse_url",
+    "redact",
     "request_completion",
     "resolve_path",
     "tool",
     "unavailable_without",
+    "user_config_dir",
     "validate_session_id",
 ]
 

@@ -26,12 +26,13 @@ from pegboard import (
     ToolContext,
     ToolResult,
     ask_host,
+    find_project_root,
     has_host_service,
     hookimpl,
     tool,
     unavailable_without,
+    user_config_dir,
 )
-from pegboard.core.config import find_project_root, user_config_dir
 from pegboard_skill import SkillFormatError, parse_skill_md, split_list
 
 OWNER = "agent"

@@ -38,12 +38,12 @@ from pegboard import (
     ToolContext,
     ToolRegister,
     ToolResult,
+    default_data_dir,
     hookimpl,
+    redact,
     resolve_path,
     tool,
 )
-from pegboard.core.projection import redact
-from pegboard.core.store import default_data_dir
 from pegboard_toolkit import AtomicWriteError, write_text
 
 SETTINGS_KEY = "tools.memory"

@@ -30,11 +30,12 @@ from pegboard import (
     ToolCall,
     ToolContext,
     ToolResult,
+    find_project_root,
     hookimpl,
+    is_trusted,
     tool,
+    user_config_dir,
 )
-from pegboard.core.config import find_project_root, user_config_dir
-from pegboard.core.trust import is_trusted
 
 OWNER = "skill"
 MAX_SKILL_BYTES = 256 * 1024

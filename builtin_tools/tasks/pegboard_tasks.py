@@ -33,10 +33,10 @@ from pegboard import (
     Tool,
     ToolContext,
     ToolResult,
+    default_data_dir,
     hookimpl,
     tool,
 )
-from pegboard.core.store import default_data_dir
 
 if TYPE_CHECKING:
     from pegboard import SQLiteSessionStore

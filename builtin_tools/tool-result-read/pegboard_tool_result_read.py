@@ -26,9 +26,9 @@ from pegboard import (
     ToolRegister,
     ToolResult,
     hookimpl,
+    redact,
     tool,
 )
-from pegboard.core.projection import redact
 
 DEFAULT_LIMIT = 12_000
 MAX_LIMIT = 48_000
