@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +24,8 @@ from pegboard_toolkit import (
     split_glob,
     walk_files,
 )
+from pegboard_toolkit.toolconfig import config_value as _setting
+from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import deny_globs, vcs_exclude_globs
 
 MAX_RESULTS = 100
@@ -40,19 +40,6 @@ class GlobInput(BaseModel):
     path: str | None = Field(
         default=None, description="Directory to search in (default: the working directory); absolute is best."
     )
-
-
-def _setting(ctx: ToolContext, *keys: str) -> Any:
-    node: Any = ctx.config.data if ctx.config is not None else {}
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _fail(message: str, kind: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
 
 
 def respect_gitignore(ctx: ToolContext) -> bool:
@@ -166,15 +153,15 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
     if timeout is None:
         timeout = DEFAULT_TIMEOUT
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        return _fail(f"config key tools.glob.timeout: expected a positive number of seconds, found {timeout!r}",
-                     "invalid_config")
+        return _fail(
+            f"config key tools.glob.timeout: expected a positive number of seconds, found {timeout!r}", "invalid_config"
+        )
     try:
         matcher = compile_glob(rest)
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
     if not root.exists():
-        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.",
-                     "path_not_found")
+        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.", "path_not_found")
     if not root.is_dir():
         return _fail(f"{root} is not a directory; Glob searches directories (Read reads one file)", "not_a_directory")
     try:
@@ -186,12 +173,15 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
     ignore = respect_gitignore(ctx)
     try:
         rels, used = await list_files(
-            root, ignore=ignore, timeout=float(timeout), ctx=ctx, rg_glob=None if ignore else "/" + rest,
+            root,
+            ignore=ignore,
+            timeout=float(timeout),
+            ctx=ctx,
+            rg_glob=None if ignore else "/" + rest,
             backend=backend,
         )
     except TimeoutError:
-        return _fail(f"Glob timed out after {timeout:g} s searching {root}; narrow the pattern or the path",
-                     "timeout")
+        return _fail(f"Glob timed out after {timeout:g} s searching {root}; narrow the pattern or the path", "timeout")
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
     filt = ReadFilter(ctx)

@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -30,6 +30,8 @@ from pegboard_toolkit import (
     run_ripgrep,
     walk_files,
 )
+from pegboard_toolkit.toolconfig import config_value as _setting
+from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import compile_glob, deny_globs, positive_glob_matches, vcs_exclude_globs
 
 DEFAULT_HEAD_LIMIT = 250
@@ -80,9 +82,7 @@ class GrepInput(BaseModel):
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
     pattern: str = Field(min_length=1, description="Regular expression (ripgrep syntax) to search for.")
-    path: str | None = Field(
-        default=None, description="File or directory to search (default: the working directory)."
-    )
+    path: str | None = Field(default=None, description="File or directory to search (default: the working directory).")
     glob: str | None = Field(
         default=None, description='Only files matching this glob, such as "*.py" or "**/*.{ts,tsx}".'
     )
@@ -116,19 +116,6 @@ class FileHits:
     path: str
     records: list[Record] = field(default_factory=list)
     count: int = 0
-
-
-def _setting(ctx: ToolContext, *keys: str) -> Any:
-    node: Any = ctx.config.data if ctx.config is not None else {}
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
-
-
-def _fail(message: str, kind: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
 
 
 def split_globs(value: str | None) -> list[str]:
@@ -236,8 +223,15 @@ def translate_regex(pattern: str) -> str:
     pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
     pattern = re.sub(r"(?<!\\)\\z", r"\\Z", pattern)
     posix = {
-        "alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z", "lower": "a-z",
-        "space": r"\s", "xdigit": "0-9A-Fa-f", "word": r"\w", "punct": r"!-/:-@\[-`{-~",
+        "alpha": "a-zA-Z",
+        "digit": "0-9",
+        "alnum": "a-zA-Z0-9",
+        "upper": "A-Z",
+        "lower": "a-z",
+        "space": r"\s",
+        "xdigit": "0-9A-Fa-f",
+        "word": r"\w",
+        "punct": r"!-/:-@\[-`{-~",
     }
     return re.sub(r"\[:(\w+):\]", lambda m: posix.get(m.group(1), m.group(0)), pattern)
 
@@ -360,8 +354,14 @@ def _search_file(
 
 
 def python_search(
-    target: Path, input: GrepInput, globs: list[str], regex: re.Pattern[str], before: int, after: int,
-    deadline: float, deny: list[str],
+    target: Path,
+    input: GrepInput,
+    globs: list[str],
+    regex: re.Pattern[str],
+    before: int,
+    after: int,
+    deadline: float,
+    deny: list[str],
 ) -> list[FileHits]:
     if target.is_file():
         candidates: Iterable[tuple[str, str]] = [(str(target), target.name)]
@@ -373,8 +373,8 @@ def python_search(
             return positive_glob_matches(rel, globs)
 
         candidates = (
-            (os.path.join(base, rel), rel) for rel in walk_files(target, ignore=True, deadline=deadline,
-                                                              force_include=force if globs else None)
+            (os.path.join(base, rel), rel)
+            for rel in walk_files(target, ignore=True, deadline=deadline, force_include=force if globs else None)
         )
         explicit = False
     found: list[FileHits] = []
@@ -440,8 +440,16 @@ def render(hits: list[FileHits], input: GrepInput, context: bool, backend: str, 
             body = f"Found {len(files)} file{'s' if len(files) != 1 else ''}\n" + "\n".join(page)
             if cut or offset:
                 body += _note(len(page), len(files), offset, limit, "files")
-        structured = {"files": page, "count": len(page), "filenames": page, "numFiles": len(page),
-                      "total_files": len(files), "truncated": cut, "durationMs": millis, **common}
+        structured = {
+            "files": page,
+            "count": len(page),
+            "filenames": page,
+            "numFiles": len(page),
+            "total_files": len(files),
+            "truncated": cut,
+            "durationMs": millis,
+            **common,
+        }
         return ToolResult.from_text(body, structured=structured, metadata={**meta, "truncated": cut})
     ordered = sorted(hits, key=lambda h: h.path)
     if mode == "count":
@@ -457,8 +465,15 @@ def render(hits: list[FileHits], input: GrepInput, context: bool, backend: str, 
             )
             if cut or offset:
                 body += _note(len(page), len(entries), offset, limit, "files")
-        structured = {"counts": [{"file": p, "count": c} for p, c in page], "count": len(page),
-                      "total_matches": total, "numFiles": len(page), "numMatches": total, "truncated": cut, **common}
+        structured = {
+            "counts": [{"file": p, "count": c} for p, c in page],
+            "count": len(page),
+            "total_matches": total,
+            "numFiles": len(page),
+            "numMatches": total,
+            "truncated": cut,
+            **common,
+        }
         return ToolResult.from_text(body, structured=structured, metadata={**meta, "truncated": cut})
     lines: list[tuple[str, FileHits | None, Record | None]] = []
     for h in ordered:
@@ -493,17 +508,33 @@ def render(hits: list[FileHits], input: GrepInput, context: bool, backend: str, 
             pending_before, last_match = [], None
             continue
         if rec.match:
-            matches.append({"file": h.path, "line_number": rec.line, "line": _cap(rec.text),
-                            "before_context": pending_before, "after_context": []})
+            matches.append(
+                {
+                    "file": h.path,
+                    "line_number": rec.line,
+                    "line": _cap(rec.text),
+                    "before_context": pending_before,
+                    "after_context": [],
+                }
+            )
             pending_before, last_match = [], (h.path, rec.line)
-        elif last_match == (h.path, last_match[1] if last_match else 0) and last_match is not None and (
-            rec.line - last_match[1] <= after_n
+        elif (
+            last_match == (h.path, last_match[1] if last_match else 0)
+            and last_match is not None
+            and (rec.line - last_match[1] <= after_n)
         ):
             matches[-1]["after_context"].append(_cap(rec.text))
         else:
             pending_before.append(_cap(rec.text))
-    structured = {"matches": matches, "total_matches": total_matches, "content": body, "numLines": len(page),
-                  "numFiles": len({h.path for _, h, _ in counted if h is not None}), "truncated": cut, **common}
+    structured = {
+        "matches": matches,
+        "total_matches": total_matches,
+        "content": body,
+        "numLines": len(page),
+        "numFiles": len({h.path for _, h, _ in counted if h is not None}),
+        "truncated": cut,
+        **common,
+    }
     return ToolResult.from_text(body, structured=structured, metadata={**meta, "truncated": cut})
 
 
@@ -545,15 +576,15 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
     if timeout is None:
         timeout = DEFAULT_TIMEOUT
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        return _fail(f"config key tools.grep.timeout: expected a positive number of seconds, found {timeout!r}",
-                     "invalid_config")
+        return _fail(
+            f"config key tools.grep.timeout: expected a positive number of seconds, found {timeout!r}", "invalid_config"
+        )
     try:
         target = resolve_path(input.path, ctx.cwd, ctx.env.get("HOME")) if input.path else Path(ctx.cwd)
     except ValueError as exc:
         return _fail(f"Invalid path: {exc}", "invalid_path")
     if not target.exists():
-        return _fail(f"Path does not exist: {target}. The current working directory is {ctx.cwd}.",
-                     "path_not_found")
+        return _fail(f"Path does not exist: {target}. The current working directory is {ctx.cwd}.", "path_not_found")
     filt = ReadFilter(ctx)
     if not filt.keep(target):
         return _fail(f"{target} is denied by a Read rule", "denied")
@@ -566,8 +597,7 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
         args = _rg_args(input, globs, deny, before, after)
         if target.is_file():
             args += ["--", target.name]
-        result = await run_ripgrep(backend, args, cwd=base, timeout=float(timeout), env=dict(ctx.env) or None,
-                                     ctx=ctx)
+        result = await run_ripgrep(backend, args, cwd=base, timeout=float(timeout), env=dict(ctx.env) or None, ctx=ctx)
         if result.timed_out:
             return _fail(f"Grep timed out after {timeout:g} s; narrow the path, glob or type", "timeout")
         if result.failed:
@@ -580,7 +610,8 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
         if not input.multiline and ("\n" in input.pattern or re.search(r"(?<!\\)(?:\\\\)*\\n", input.pattern)):
             return _fail(
                 'rg: the literal "\\n" is not allowed in a regex\n\nConsider enabling multiline mode with the '
-                "multiline option.", "invalid_pattern",
+                "multiline option.",
+                "invalid_pattern",
             )
         if input.type and input.type not in FILE_TYPES:
             return _fail(f"rg: unrecognized file type: {input.type}", "invalid_pattern")

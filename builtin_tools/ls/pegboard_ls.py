@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from pegboard import Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
 from pegboard_toolkit import GlobError, ReadFilter, compile_glob
+from pegboard_toolkit.toolconfig import tool_failure as _fail
 
 MAX_ENTRIES = 1000
 
@@ -21,10 +22,6 @@ class LSInput(BaseModel):
     ignore: list[str] = Field(
         default_factory=list, description='Glob patterns of entries to leave out, such as "*.pyc".'
     )
-
-
-def _fail(message: str, kind: str) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind)
 
 
 def _kind(mode: int) -> str:
@@ -99,8 +96,7 @@ async def ls(input: LSInput, ctx: ToolContext) -> ToolResult:
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
     if not root.exists():
-        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.",
-                     "path_not_found")
+        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.", "path_not_found")
     if not root.is_dir():
         return _fail(f"{root} is not a directory; use Read to read a file", "not_a_directory")
     try:

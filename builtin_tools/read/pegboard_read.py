@@ -13,7 +13,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,8 @@ from pegboard_toolkit import (
 )
 from pegboard_toolkit.images import IMAGE_SUFFIXES
 from pegboard_toolkit.lines import sniff_encoding
+from pegboard_toolkit.toolconfig import config_value as _setting
+from pegboard_toolkit.toolconfig import tool_failure as _fail
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -89,19 +91,6 @@ class ReadInput(BaseModel):
         default=None,
         description=f"PDF pages to read, such as {PAGES_FORMS}; at most {PDF_MAX_PAGES_PER_CALL} pages a call.",
     )
-
-
-def _fail(message: str, kind: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
-
-
-def _setting(ctx: ToolContext, *keys: str) -> Any:
-    node: Any = ctx.config.data if ctx.config is not None else {}
-    for key in keys:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _line_cache(ctx: ToolContext) -> LineIndexCache:

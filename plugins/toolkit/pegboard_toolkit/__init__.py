@@ -31,7 +31,12 @@ if TYPE_CHECKING:
         structured_patch,
         unified_diff,
     )
-    from pegboard_toolkit.exec import LocalBackend, LocalProcess, backend_for, process_env
+    from pegboard_toolkit.exec import (
+        LocalBackend,
+        LocalProcess,
+        backend_for,
+        process_env,
+    )
     from pegboard_toolkit.images import (
         ImageError,
         ImageLimits,
@@ -76,8 +81,14 @@ if TYPE_CHECKING:
         is_public,
         non_public_reason,
     )
-    from pegboard_toolkit.output import CapturedOutput, OutputCapture
-    from pegboard_toolkit.pinned import PinnedTransport, SyncPinnedTransport
+    from pegboard_toolkit.output import (
+        CapturedOutput,
+        OutputCapture,
+    )
+    from pegboard_toolkit.pinned import (
+        PinnedTransport,
+        SyncPinnedTransport,
+    )
     from pegboard_toolkit.ripgrep import (
         RG_UNAVAILABLE,
         RgResult,
@@ -87,8 +98,17 @@ if TYPE_CHECKING:
         require_ripgrep,
         run_ripgrep,
     )
-    from pegboard_toolkit.shell import ShellOutcome, ShellSettings, run_shell
-    from pegboard_toolkit.tasks import TaskError, TaskRecord, TaskTable, start_shell_task
+    from pegboard_toolkit.shell import (
+        ShellOutcome,
+        ShellSettings,
+        run_shell,
+    )
+    from pegboard_toolkit.tasks import (
+        TaskError,
+        TaskRecord,
+        TaskTable,
+        start_shell_task,
+    )
     from pegboard_toolkit.text import (
         UTF8_LF,
         DecodedText,
@@ -103,6 +123,10 @@ if TYPE_CHECKING:
         to_lf,
         with_newline,
     )
+    from pegboard_toolkit.toolconfig import (
+        config_value,
+        tool_failure,
+    )
     from pegboard_toolkit.walk import (
         VCS_DIRS,
         GlobError,
@@ -115,19 +139,6 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "LocalBackend": "pegboard_toolkit.exec",
-    "LocalProcess": "pegboard_toolkit.exec",
-    "backend_for": "pegboard_toolkit.exec",
-    "process_env": "pegboard_toolkit.exec",
-    "CapturedOutput": "pegboard_toolkit.output",
-    "OutputCapture": "pegboard_toolkit.output",
-    "ShellOutcome": "pegboard_toolkit.shell",
-    "ShellSettings": "pegboard_toolkit.shell",
-    "run_shell": "pegboard_toolkit.shell",
-    "TaskError": "pegboard_toolkit.tasks",
-    "TaskRecord": "pegboard_toolkit.tasks",
-    "TaskTable": "pegboard_toolkit.tasks",
-    "start_shell_task": "pegboard_toolkit.tasks",
     "AtomicWriteError": "pegboard_toolkit.atomic",
     "remove": "pegboard_toolkit.atomic",
     "target_of": "pegboard_toolkit.atomic",
@@ -142,6 +153,10 @@ _EXPORTS = {
     "snippet": "pegboard_toolkit.diff",
     "structured_patch": "pegboard_toolkit.diff",
     "unified_diff": "pegboard_toolkit.diff",
+    "LocalBackend": "pegboard_toolkit.exec",
+    "LocalProcess": "pegboard_toolkit.exec",
+    "backend_for": "pegboard_toolkit.exec",
+    "process_env": "pegboard_toolkit.exec",
     "ImageError": "pegboard_toolkit.images",
     "ImageLimits": "pegboard_toolkit.images",
     "ImageLimitsError": "pegboard_toolkit.images",
@@ -171,13 +186,15 @@ _EXPORTS = {
     "HostLookupError": "pegboard_toolkit.netguard",
     "NetworkGuard": "pegboard_toolkit.netguard",
     "NetworkRefused": "pegboard_toolkit.netguard",
-    "PinnedTransport": "pegboard_toolkit.pinned",
     "Resolver": "pegboard_toolkit.netguard",
-    "SyncPinnedTransport": "pegboard_toolkit.pinned",
     "SystemResolver": "pegboard_toolkit.netguard",
     "embedded_ipv4": "pegboard_toolkit.netguard",
     "is_public": "pegboard_toolkit.netguard",
     "non_public_reason": "pegboard_toolkit.netguard",
+    "CapturedOutput": "pegboard_toolkit.output",
+    "OutputCapture": "pegboard_toolkit.output",
+    "PinnedTransport": "pegboard_toolkit.pinned",
+    "SyncPinnedTransport": "pegboard_toolkit.pinned",
     "RG_UNAVAILABLE": "pegboard_toolkit.ripgrep",
     "RgResult": "pegboard_toolkit.ripgrep",
     "RipgrepUnavailable": "pegboard_toolkit.ripgrep",
@@ -185,6 +202,13 @@ _EXPORTS = {
     "find_ripgrep": "pegboard_toolkit.ripgrep",
     "require_ripgrep": "pegboard_toolkit.ripgrep",
     "run_ripgrep": "pegboard_toolkit.ripgrep",
+    "ShellOutcome": "pegboard_toolkit.shell",
+    "ShellSettings": "pegboard_toolkit.shell",
+    "run_shell": "pegboard_toolkit.shell",
+    "TaskError": "pegboard_toolkit.tasks",
+    "TaskRecord": "pegboard_toolkit.tasks",
+    "TaskTable": "pegboard_toolkit.tasks",
+    "start_shell_task": "pegboard_toolkit.tasks",
     "UTF8_LF": "pegboard_toolkit.text",
     "DecodedText": "pegboard_toolkit.text",
     "TextFormat": "pegboard_toolkit.text",
@@ -197,6 +221,8 @@ _EXPORTS = {
     "read_text": "pegboard_toolkit.text",
     "to_lf": "pegboard_toolkit.text",
     "with_newline": "pegboard_toolkit.text",
+    "config_value": "pegboard_toolkit.toolconfig",
+    "tool_failure": "pegboard_toolkit.toolconfig",
     "VCS_DIRS": "pegboard_toolkit.walk",
     "GlobError": "pegboard_toolkit.walk",
     "ReadFilter": "pegboard_toolkit.walk",
@@ -259,6 +285,7 @@ __all__ = [
     "build_index",
     "choose_backend",
     "compile_glob",
+    "config_value",
     "decode",
     "detect_newline",
     "dominant_newline",
@@ -292,6 +319,7 @@ __all__ = [
     "structured_patch",
     "target_of",
     "to_lf",
+    "tool_failure",
     "unified_diff",
     "walk_files",
     "with_newline",
