@@ -15,6 +15,7 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -211,8 +212,9 @@ class LoadedConfig:
     origins: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
-    @property
+    @cached_property
     def data(self) -> dict[str, Any]:
+        """The merged raw data, computed once: tools read settings from it on every call."""
         return merge_layers(self.layers)[0]
 
 
