@@ -181,14 +181,25 @@ def startup_file(ctx: ToolContext, settings: ShellSettings) -> Path | None:
     return None
 
 
+#: Only the shell options the startup file changed are kept: every line of the snapshot is
+#: parsed again before each command, and most options keep bash's defaults.
 _CAPTURE = r"""
 shopt -s expand_aliases
+__pegboard_shopt0=$(shopt -p)
+__pegboard_set0=$(set -o)
 source "$1" >/dev/null 2>&1 </dev/null
 echo "# pegboard shell snapshot"
 alias -p
 declare -f
-shopt -p
-set -o | while read -r name state; do
+__pegboard_changed() {
+  case $'\n'"$1"$'\n' in *$'\n'"$2"$'\n'*) return 1 ;; esac
+}
+shopt -p | while IFS= read -r line; do
+  __pegboard_changed "$__pegboard_shopt0" "$line" && printf '%s\n' "$line"
+done
+set -o | while IFS= read -r line; do
+  __pegboard_changed "$__pegboard_set0" "$line" || continue
+  read -r name state <<< "$line"
   [ "$state" = on ] && printf 'set -o %s\n' "$name"
 done
 """
