@@ -85,3 +85,31 @@ async def test_start_failures_are_exec_errors(tmp_path: Path) -> None:
         await backend.start(["/no/such/program"], cwd=tmp_path, env=ENV)
     with pytest.raises(ExecError, match="empty"):
         await backend.start([], cwd=tmp_path, env=ENV)
+
+
+async def test_a_new_session_always_by_default_and_only_with_a_terminal_when_asked(tmp_path: Path) -> None:
+    from pegboard_toolkit.exec import has_controlling_terminal
+
+    script = "python3 -c 'import os; print(os.getsid(0) == os.getpid(), os.getpgid(0) == os.getpid())'"
+    always = await LocalBackend().start(["bash", "-c", f"exec {script}"], cwd=tmp_path, env=ENV)
+    assert await read_all(always) == b"True True\n"
+    await always.wait(5)
+    maybe = await LocalBackend(new_session="if-terminal").start(["bash", "-c", f"exec {script}"], cwd=tmp_path,
+                                                                 env=ENV)
+    leader = "True" if has_controlling_terminal() else "False"
+    assert await read_all(maybe) == f"{leader} True\n".encode()
+    await maybe.wait(5)
+
+
+async def test_a_process_group_without_a_session_is_still_terminated_whole(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    command = f"bash -c 'trap \"\" TERM; echo $$ > {pidfile}; while true; do sleep 0.1; done' & wait"
+    proc = await LocalBackend(new_session="if-terminal").start(["bash", "-c", command], cwd=tmp_path, env=ENV)
+    child = int(wait_for_file(pidfile))
+    await proc.terminate(0.2)
+    assert pid_gone(child)
+
+
+def test_new_session_takes_only_its_two_values() -> None:
+    with pytest.raises(ValueError, match=r"always.*if-terminal"):
+        LocalBackend(new_session="never")  # type: ignore[arg-type]

@@ -137,7 +137,7 @@ def exec_backend(context: ToolContext) -> ExecBackend | None:
         return None
     from pegboard_toolkit.exec import LocalBackend
 
-    return sandbox_backend(context, cfg, LocalBackend())
+    return sandbox_backend(context, cfg, LocalBackend(new_session="if-terminal"))
 
 
 @hookimpl

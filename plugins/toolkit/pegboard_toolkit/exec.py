@@ -3,6 +3,10 @@
 Every process starts with ``start_new_session``, so it leads a new session and process
 group; signals go to the group (``os.killpg``), which reaches grandchildren that a plain
 ``kill`` of the child would leave running. ``terminate`` sends TERM, waits, then KILL.
+``LocalBackend(new_session="if-terminal")`` starts a new session only when this process
+has a controlling terminal (the session is what keeps a command from pushing input into
+it) and otherwise just a new process group: under bubblewrap a new session costs about
+15 ms a command.
 With ``pty=True`` the process gets a pseudo-terminal from the ``pty`` module as stdin,
 stdout and stderr; its output is read from the master side.
 """
@@ -12,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 from pegboard import ExecBackend, ExecError, ExecProcess, ToolContext
 
@@ -192,10 +198,31 @@ class LocalProcess:
                 self._pty_reader.feed_eof()
 
 
+@functools.cache
+def has_controlling_terminal() -> bool:
+    """Whether this process has a controlling terminal (``/dev/tty`` opens)."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
 class LocalBackend:
     """Runs processes on this machine; the default when no ``exec_backend`` hook answers."""
 
     name = "local"
+
+    def __init__(self, *, new_session: Literal["always", "if-terminal"] = "always") -> None:
+        if new_session not in ("always", "if-terminal"):
+            raise ValueError(f"new_session must be 'always' or 'if-terminal', not {new_session!r}")
+        self.new_session = new_session
+
+    def _group(self) -> dict[str, Any]:
+        if self.new_session == "always" or has_controlling_terminal():
+            return {"start_new_session": True}
+        return {"process_group": 0}
 
     async def start(
         self,
@@ -221,8 +248,8 @@ class LocalBackend:
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-                start_new_session=True,
                 limit=READ_SIZE * 4,
+                **self._group(),
             )
         except OSError as exc:
             raise ExecError(f"cannot start {argv[0]}: {exc.strerror or exc}") from exc
