@@ -297,6 +297,8 @@ class Session:
         import os
 
         root = self._directory
+        if root is None and getattr(self.store, "durable", True) is False:
+            return 0
         if root is None:
             from pegboard.core.store import default_data_dir
 
@@ -313,7 +315,7 @@ class Session:
         """A directory of this session's own, for files a tool hands to the model or the user
         (spilled output, task output); removed with the session."""
         if self._directory is None:
-            if self.persisted:
+            if self.persisted and getattr(self.store, "durable", True) is not False:
                 from pegboard.core.store import default_data_dir
 
                 base = default_data_dir(self.pegboard.data_env()) / "sessions"

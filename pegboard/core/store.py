@@ -138,6 +138,10 @@ def _now() -> float:
 class MemorySessionStore:
     """A store in this process's memory: one-call sessions, tests, hosts that persist nothing."""
 
+    #: Nothing outlives the process, so a session's files go to a temporary directory that
+    #: closing the session removes (a store without this attribute counts as durable).
+    durable = False
+
     def __init__(self, clock: Callable[[], float] = _now) -> None:
         self._records: dict[str, SessionRecord] = {}
         self._slots: dict[tuple[str, str, str], str] = {}

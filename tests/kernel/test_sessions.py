@@ -369,3 +369,22 @@ async def test_files_in_the_session_directory_count_against_the_result_quota(tmp
         (s.directory / "spill.txt").write_bytes(b"y" * 900)
         second = s.results.put("T", "z" * 400)
         assert s.results.get(second) is not None and s.results.get(first) is None
+
+
+async def test_a_store_that_is_not_durable_keeps_session_files_out_of_the_data_directory(tmp_path: Path) -> None:
+    import tempfile
+
+    data = tmp_path / "data"
+    durable = Pegboard(plugins=[], load_entrypoints=False, cwd=tmp_path, env={"PEGBOARD_DATA_DIR": str(data)},
+                       store=SQLiteSessionStore(tmp_path / "sessions.db"))
+    async with durable.session() as s:
+        assert s.directory.is_relative_to(data)
+    memory = Pegboard(plugins=[], load_entrypoints=False, cwd=tmp_path, env={"PEGBOARD_DATA_DIR": str(data)},
+                      store=MemorySessionStore())
+    async with memory.session() as s:
+        where = s.directory
+        assert not where.is_relative_to(data) and where.is_relative_to(tempfile.gettempdir())
+        (where / "kept.txt").write_text("x")
+    async with memory.session(session_id=s.id) as again:
+        assert again.directory == where and (where / "kept.txt").exists()
+    assert MemorySessionStore.durable is False
