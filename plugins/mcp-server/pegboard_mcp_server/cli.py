@@ -221,24 +221,23 @@ def serve(
     access = _access(http, allow_hosts, allow_origins, token_env, max_body)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
-    from pegboard import ConfigError, load_config
+    from pegboard import config_problem
 
-    try:  # a broken config is an error before serving, not a server that cannot answer
-        load_config(cwd.resolve() if cwd else None, list(config_files))
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
+    # a broken config is an error before serving, not a server that cannot answer; a config
+    # that loaded before is known to load without importing the config models
+    problem = config_problem(cwd.resolve() if cwd else None, list(config_files))
+    if problem is not None:
+        click.echo(f"error: {problem}", err=True)
         sys.exit(2)
-    from pegboard_mcp_server.bridge import Selection
 
-    selection = Selection(
-        agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
-    )
-
-    def make_bridge() -> Any:
+    def make_bridge() -> Any:  # runs beside the loop: the kernel loads while initialize is answered
         from pegboard import Pegboard
-        from pegboard_mcp_server.bridge import Bridge
+        from pegboard_mcp_server.bridge import Bridge, Selection
         from pegboard_mcp_server.sampling import ClientSampling
 
+        selection = Selection(
+            agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
+        )
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,

@@ -29,11 +29,13 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pegboard_mcp_server.bridge import Bridge, error_result
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
 from pegboard_mcp_server.paging import CursorError
+
+if TYPE_CHECKING:  # the bridge imports the kernel, which loads in the background
+    from pegboard_mcp_server.bridge import Bridge
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -553,6 +555,8 @@ class StdioServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            from pegboard_mcp_server.bridge import error_result
+
             result = error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         signature = self._bridge_signature(bridge)
         if self._signature is not None and signature != self._signature:
