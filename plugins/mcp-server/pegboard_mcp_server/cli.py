@@ -7,14 +7,16 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pegboard.core.cli.common import config_options, mode_option, wait_mcp_env, wait_mcp_option
-from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
+
+if TYPE_CHECKING:  # the HTTP access rules load only for --http, off the stdio start-up path
+    from pegboard_mcp_server.guard import Access
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -45,6 +47,8 @@ def _parse_http(value: str) -> tuple[str, int]:
 
 def _token(host: str, port: int, token_env: str | None) -> str | None:
     """The bearer token from ``--token-env``; a non-loopback binding without one cannot start."""
+    from pegboard_mcp_server.guard import host_form, is_loopback
+
     if token_env is None:
         if not is_loopback(host):
             raise click.UsageError(
@@ -80,6 +84,8 @@ def _access(
             if value:
                 raise click.UsageError(f"{hint} applies only to --http HOST:PORT")
         return None
+    from pegboard_mcp_server.guard import Access, parse_origin, split_authority
+
     host, port = _parse_http(http)
     token = _token(host, port, token_env)
     for value in allow_hosts:
