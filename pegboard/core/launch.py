@@ -97,9 +97,12 @@ def _replay(entry: dict[str, Any]) -> NoReturn:
     for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
         text = entry.get(name)
         if isinstance(text, str) and text:
-            stream.flush()
-            stream.buffer.write(text.encode("utf-8", "surrogateescape"))
-            stream.buffer.flush()
+            try:
+                stream.flush()
+                stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+                stream.buffer.flush()
+            except BrokenPipeError:  # the reader left (``| head``): as quiet as a finished write
+                os._exit(1)
     sys.exit(0)
 
 
@@ -140,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> Any:
     """Entry point of the ``pegboard`` script and ``python -m pegboard``."""
     args = list(sys.argv[1:] if argv is None else argv)
     cwd = project_cwd(args)
-    if cwd is None or outputcache.disabled():
+    streams = all(hasattr(stream, "buffer") for stream in (sys.stdout, sys.stderr))
+    if cwd is None or not streams or outputcache.disabled():  # captured streams: run in-process as is
         return _run(args)
     env = dict(os.environ)  # as the process found it; the CLI itself sets a variable or two
     digest = outputcache.key(args[0], args, cwd, env)

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pegboard.core import outputcache
 from pegboard.core.launch import project_cwd
@@ -186,6 +188,12 @@ def test_a_run_that_starts_a_process_is_not_stored(project: Path, site: Site) ->
 )
 def test_only_known_command_lines_take_the_fast_path(argv: list[str], cacheable: bool) -> None:
     assert (project_cwd(argv) is not None) is cacheable
+
+
+@given(st.lists(st.sampled_from(["tools", "--json", "--cwd", "--cwd=x", "--model", "m", "-", "=", "--help", ""])))
+def test_reading_any_command_line_never_raises_and_only_tools_qualifies(argv: list[str]) -> None:
+    cwd = project_cwd(argv)
+    assert cwd is None or (argv[0] == "tools" and "--help" not in argv)
 
 
 def test_cache_dir_follows_the_environment(tmp_path: Path) -> None:
