@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         load_config,
         user_config_dir,
     )
+    from pegboard.core.configcheck import config_problem
     from pegboard.core.decisions import HookDecision, PermissionDecision
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.hostservices import (
@@ -88,6 +89,7 @@ _EXPORTS = {
     "ConfigLayer": "pegboard.core.config",
     "PegboardConfig": "pegboard.core.config",
     "load_config": "pegboard.core.config",
+    "config_problem": "pegboard.core.configcheck",
     "HookDecision": "pegboard.core.decisions",
     "PermissionDecision": "pegboard.core.decisions",
     "ExecBackend": "pegboard.core.execution",
@@ -219,6 +221,7 @@ __all__ = [
     "ToolResult",
     "__version__",
     "ask_host",
+    "config_problem",
     "default_data_dir",
     "find_project_root",
     "has_completion",

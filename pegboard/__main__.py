@@ -1,5 +1,5 @@
 """``python -m pegboard`` runs the command line."""
 
-from pegboard.core.cli import main
+from pegboard.core.launch import main
 
 main()

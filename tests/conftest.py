@@ -43,5 +43,6 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("PEGBOARD_CONFIG_DIR", str(base / "user"))
     monkeypatch.setenv("PEGBOARD_MANAGED_CONFIG_DIR", str(base / "managed"))
     monkeypatch.setenv("PEGBOARD_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("PEGBOARD_CACHE_DIR", str(base / "cache"))
     monkeypatch.delenv("PEGBOARD_DISABLE_PLUGINS", raising=False)
     monkeypatch.delenv("PEGBOARD_LOAD_PLUGINS", raising=False)

@@ -23,6 +23,9 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from pegboard.core.modes import PERMISSION_MODES as PERMISSION_MODES
+from pegboard.core.modes import PermissionMode
+
 Scope = Literal["default", "user", "project", "project-local", "cli", "managed", "code"]
 SCOPE_ORDER: tuple[Scope, ...] = ("default", "user", "project", "project-local", "cli", "code", "managed")
 CONFIG_SUFFIXES = (".toml", ".json", ".json5")
@@ -101,10 +104,6 @@ class AgentConfig(_Section):
 
 class AgentsConfig(_Section):
     entries: list[AgentConfig] = Field(default_factory=list, alias="list")
-
-
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
-PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 
 
 class PermissionsConfig(_Section):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import pluggy
 
 from pegboard import hookspecs
+from pegboard.core import outputcache
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.markers import PROJECT_NAME
 from pegboard.core.registry import Registry
@@ -113,7 +114,7 @@ class PluginLoader:
             except BaseException as exc:
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                info.status, info.error = "failed", f"cannot import {ep.value}: {_error_text(exc)}"
+                self._fail(info, f"cannot import {ep.value}: {_error_text(exc)}")
                 continue
             self._register(info, obj)
 
@@ -132,25 +133,31 @@ class PluginLoader:
                 continue
             self._register(info, obj)
 
+    def _fail(self, info: PluginInfo, error: str) -> None:
+        """A failed plugin is reported, and the start-up cache keeps nothing of this run: the next
+        run tries the plugin again."""
+        info.status, info.error = "failed", error
+        outputcache.refuse(f"plugin {info.name} failed")
+
     def _register(self, info: PluginInfo, obj: object) -> None:
         try:
             self.pm.register(obj, name=info.name)
         except Exception as exc:
-            info.status, info.error = "failed", _error_text(exc)
+            self._fail(info, _error_text(exc))
             return
         callers = self.pm.get_hookcallers(obj) or []
         info.hooks = sorted(caller.name for caller in callers)
         unknown = [caller.name for caller in callers if not caller.has_spec()]
         if unknown:
             self.pm.unregister(obj)
-            info.status, info.error = "failed", "; ".join(_unknown_hook(name) for name in unknown)
+            self._fail(info, "; ".join(_unknown_hook(name) for name in unknown))
             return
         try:
             self._run_registration(info.name, obj)
         except Exception as exc:
             self.pm.unregister(obj)
             self.registry.remove_owner(info.name)
-            info.status, info.error = "failed", _error_text(exc)
+            self._fail(info, _error_text(exc))
 
     def _run_registration(self, owner: str, obj: object) -> None:
         registry = self.registry

@@ -30,6 +30,7 @@ def serve_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join([str(SUPPORT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "PEGBOARD_CONFIG_DIR": os.environ["PEGBOARD_CONFIG_DIR"],
         "PEGBOARD_MANAGED_CONFIG_DIR": os.environ["PEGBOARD_MANAGED_CONFIG_DIR"],
+        "PEGBOARD_CACHE_DIR": os.environ["PEGBOARD_CACHE_DIR"],
         "PATH": os.environ.get("PATH", ""),
     }
     env.update(extra or {})

@@ -40,7 +40,7 @@ def config_options(fn: F) -> F:
 
 def mode_option(fn: F) -> F:
     """``--mode``: the permission mode (default: ``permissions.defaultMode``, else ``default``)."""
-    from pegboard.core.config import PERMISSION_MODES
+    from pegboard.core.modes import PERMISSION_MODES
 
     return click.option(
         "--mode",

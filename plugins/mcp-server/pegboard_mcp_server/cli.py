@@ -7,14 +7,16 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pegboard.core.cli.common import config_options, mode_option, wait_mcp_env, wait_mcp_option
-from pegboard_mcp_server.guard import Access, host_form, is_loopback, parse_origin, split_authority
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
+
+if TYPE_CHECKING:  # the HTTP access rules load only for --http, off the stdio start-up path
+    from pegboard_mcp_server.guard import Access
 
 PLUGINS_ENV = "PEGBOARD_SERVE_PLUGINS"
 
@@ -45,6 +47,8 @@ def _parse_http(value: str) -> tuple[str, int]:
 
 def _token(host: str, port: int, token_env: str | None) -> str | None:
     """The bearer token from ``--token-env``; a non-loopback binding without one cannot start."""
+    from pegboard_mcp_server.guard import host_form, is_loopback
+
     if token_env is None:
         if not is_loopback(host):
             raise click.UsageError(
@@ -80,6 +84,8 @@ def _access(
             if value:
                 raise click.UsageError(f"{hint} applies only to --http HOST:PORT")
         return None
+    from pegboard_mcp_server.guard import Access, parse_origin, split_authority
+
     host, port = _parse_http(http)
     token = _token(host, port, token_env)
     for value in allow_hosts:
@@ -221,24 +227,23 @@ def serve(
     access = _access(http, allow_hosts, allow_origins, token_env, max_body)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
-    from pegboard import ConfigError, load_config
+    from pegboard import config_problem
 
-    try:  # a broken config is an error before serving, not a server that cannot answer
-        load_config(cwd.resolve() if cwd else None, list(config_files))
-    except ConfigError as exc:
-        click.echo(f"error: {exc}", err=True)
+    # a broken config is an error before serving, not a server that cannot answer; a config
+    # that loaded before is known to load without importing the config models
+    problem = config_problem(cwd.resolve() if cwd else None, list(config_files))
+    if problem is not None:
+        click.echo(f"error: {problem}", err=True)
         sys.exit(2)
-    from pegboard_mcp_server.bridge import Selection
 
-    selection = Selection(
-        agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
-    )
-
-    def make_bridge() -> Any:
+    def make_bridge() -> Any:  # runs beside the loop: the kernel loads while initialize is answered
         from pegboard import Pegboard
-        from pegboard_mcp_server.bridge import Bridge
+        from pegboard_mcp_server.bridge import Bridge, Selection
         from pegboard_mcp_server.sampling import ClientSampling
 
+        selection = Selection(
+            agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
+        )
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,

@@ -29,11 +29,13 @@ import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pegboard_mcp_server.bridge import Bridge, error_result
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
 from pegboard_mcp_server.paging import CursorError
+
+if TYPE_CHECKING:  # the bridge imports the kernel, which loads in the background
+    from pegboard_mcp_server.bridge import Bridge
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -43,6 +45,7 @@ BATCH_VERSION = "2025-03-26"  # the one revision with JSON-RPC batches (2025-06-
 ELICIT_TIMEOUT = 600.0
 READ_CHUNK = 1 << 20
 SHUTDOWN_GRACE = 5.0
+BRIDGE_IDLE_START = 0.25
 WATCH_INTERVAL = 1.0
 
 PARSE_ERROR = -32700
@@ -180,6 +183,7 @@ class StdioServer:
         self.closed = asyncio.Event()
         self.out: _Output | None = None
         self.bridge_future: asyncio.Future[Bridge] | None = None
+        self._bridge_job: asyncio.Future[Bridge] | None = None
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.client_capabilities: dict[str, Any] = {}
@@ -202,8 +206,9 @@ class StdioServer:
         loop = asyncio.get_running_loop()
         self.out = _Output(self.output_fd)
         await self.out.open(loop)
-        self.bridge_future = loop.run_in_executor(None, self.make_bridge)
+        self.bridge_future = loop.create_future()
         self.bridge_future.add_done_callback(self._bridge_ready)
+        idle_start = loop.call_later(BRIDGE_IDLE_START, self._start_bridge)
         reader = _Input(self)
         transport: asyncio.BaseTransport | None = None
         try:
@@ -217,6 +222,9 @@ class StdioServer:
         if transport is not None:
             transport.close()
         await self._shutdown()
+        idle_start.cancel()
+        if self._bridge_job is None:  # no client came: nothing to load or close
+            self.bridge_future.cancel()
         await asyncio.wait([self.bridge_future], timeout=SHUTDOWN_GRACE)
         future = self.bridge_future
         if future.done() and not future.cancelled() and future.exception() is None:
@@ -233,6 +241,30 @@ class StdioServer:
         except OSError:
             pass
         loop.call_soon_threadsafe(reader.eof_received)
+
+    def _start_bridge(self) -> None:
+        """Build the bridge (import the kernel, load every plugin) in a thread, once.
+
+        It starts after the answer to ``initialize`` is out, on the first request that needs
+        it, or when no client spoke for ``BRIDGE_IDLE_START`` seconds: the loading thread holds
+        the GIL most of the time, so running it before the handshake would slow the answer.
+        """
+        target = self.bridge_future
+        if self._bridge_job is not None or target is None or target.done():
+            return
+        self._bridge_job = job = asyncio.get_running_loop().run_in_executor(None, self.make_bridge)
+
+        def settle(done: asyncio.Future[Bridge]) -> None:
+            if target.done():
+                return
+            if done.cancelled():
+                target.cancel()
+            elif (exc := done.exception()) is not None:
+                target.set_exception(exc)
+            else:
+                target.set_result(done.result())
+
+        job.add_done_callback(settle)
 
     def _bridge_ready(self, future: asyncio.Future[Bridge]) -> None:
         if future.cancelled():
@@ -258,6 +290,7 @@ class StdioServer:
                 self.out.transport.close()
 
     async def bridge(self) -> Bridge:
+        self._start_bridge()
         future = self.bridge_future
         assert future is not None
         if future.done() and not future.cancelled() and future.exception() is None:
@@ -479,6 +512,7 @@ class StdioServer:
         }
         if self.instructions:
             result["instructions"] = self.instructions
+        asyncio.get_running_loop().call_soon(self._start_bridge)  # runs once this answer is written
         return result
 
     async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -553,6 +587,8 @@ class StdioServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            from pegboard_mcp_server.bridge import error_result
+
             result = error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         signature = self._bridge_signature(bridge)
         if self._signature is not None and signature != self._signature:
