@@ -70,7 +70,7 @@ def transcript(ctx: ToolContext, session_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def _is_tool_message(message: dict[str, Any]) -> bool:
+def is_tool_message(message: dict[str, Any]) -> bool:
     return message.get("role") == "tool" or (isinstance(message.get("content"), list) and any(
         isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in message["content"]))
 
@@ -99,7 +99,7 @@ async def sessions_list(input: ListInput, ctx: ToolContext) -> ToolResult:
         row: dict[str, Any] = {"sessionId": record.id, "kind": kind, "agent": record.agent or record.subagent,
                                "updatedAt": record.updated, "current": record.id == ctx.session_id}
         if input.messageLimit:
-            messages = [m for m in transcript(ctx, record.id) if not _is_tool_message(m)]
+            messages = [m for m in transcript(ctx, record.id) if not is_tool_message(m)]
             row["messages"] = messages[-input.messageLimit:]
         rows.append(row)
         if len(rows) >= input.limit:
@@ -125,7 +125,7 @@ async def sessions_history(input: HistoryInput, ctx: ToolContext) -> ToolResult:
     record = resolve(ctx, name)
     if record is None:
         return ToolResult.refusal("tool_error", f"no session {name!r} you can see", error_kind="not_found")
-    messages = [m for m in transcript(ctx, record.id) if input.includeTools or not _is_tool_message(m)]
+    messages = [m for m in transcript(ctx, record.id) if input.includeTools or not is_tool_message(m)]
     messages = messages[-input.limit:]
     text = "\n".join(f"{m.get('role')}: {m.get('content')}" for m in messages) or "No messages."
     return ToolResult.from_text(text, structured={"sessionId": record.id, "messages": messages})
