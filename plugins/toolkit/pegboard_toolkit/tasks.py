@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pegboard import ExecBackend, ExecProcess, MapKey, Session, SessionKey, ToolContext
+from pegboard_toolkit.deadline import within
 from pegboard_toolkit.output import read_text_slice
 
 T = TypeVar("T")
@@ -392,7 +393,7 @@ class TaskTable:
                     on_line(record, text, seq)
 
             try:
-                note = await _within(source(line), timeout_s, sleep or asyncio.sleep)
+                note = await within(source(line), timeout_s, sleep or asyncio.sleep)
             except TimeoutError:
                 status, note = "timeout", "reached its deadline"
             except asyncio.CancelledError:
@@ -583,27 +584,6 @@ class TaskTable:
             if not loop.is_running():
                 loop.close()
         self._kill_all_now()
-
-
-async def _within(work: Awaitable[T], timeout_s: float | None, sleep: Callable[[float], Awaitable[None]]) -> T:
-    """``work``'s result, or ``TimeoutError`` (``work`` cancelled) once ``sleep(timeout_s)`` returns."""
-    job = asyncio.ensure_future(work)
-    if timeout_s is None:
-        return await job
-    timer = asyncio.ensure_future(sleep(timeout_s))
-    try:
-        await asyncio.wait({job, timer}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        job.cancel()
-        timer.cancel()
-        raise
-    if job.done():
-        timer.cancel()
-        return job.result()
-    job.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await job
-    raise TimeoutError
 
 
 def _kill_at_exit(ref: weakref.ReferenceType[TaskTable]) -> None:
