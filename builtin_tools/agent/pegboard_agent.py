@@ -457,10 +457,9 @@ async def agents_list(input: AgentsListInput, ctx: ToolContext) -> ToolResult:
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
     check = unavailable_without(pegboard, "run_subagent", "run subagents")
-    for item in (agent_tool, sessions_spawn, background_job):
+    for item in (agent_tool, sessions_spawn, background_job, subagent_list, subagent_history, subagent_cancel):
         pegboard.add_tool(dataclasses.replace(item, availability=check), owner=OWNER)
-    for item in (agents_list, subagent_list, subagent_history, subagent_cancel):
-        pegboard.add_tool(item, owner=OWNER)
+    pegboard.add_tool(agents_list, owner=OWNER)
 
 
 __all__ = [
