@@ -21,7 +21,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -207,10 +207,11 @@ async def run_foreground(ctx: ToolContext, request: SubagentRequest) -> ToolResu
 
 
 async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: str = "task_notification",
-                           timeout_s: float | None = None) -> TaskRecord:
+                           timeout_s: float | None = None, delete_session: bool = False) -> TaskRecord:
     """Run the subagent as a task of the calling session, on the host's event loop: its final
     text becomes the task's output; when it ends, the session is told through ``deliver_message``
-    (``kind``) if a host delivers. Raises ``TaskError`` when no task can start."""
+    (``kind``) if a host delivers, and with ``delete_session`` the subagent's stored session is
+    deleted. Raises ``TaskError`` when no task can start."""
     from pegboard_toolkit.tasks import TaskTable
 
     table = TaskTable.of(ctx)
@@ -224,6 +225,8 @@ async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: 
         return "the subagent finished"
 
     async def announce(record: TaskRecord) -> None:
+        if delete_session and request.session_id is not None:
+            ctx._pegboard.session_store.delete(request.session_id)
         if not (ctx.session_id and has_host_service(ctx, "deliver_message")):
             return
         report, _end = table.read_output(record, 0, 1 << 20)
@@ -241,10 +244,10 @@ async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: 
     )
 
 
-def _launched(record: TaskRecord, request: SubagentRequest) -> ToolResult:
-    text = (f"Started background agent {record.id} ({request.subagent_type}: {record.description}). You will be "
-            f"told when it ends; get its report with TaskOutput (task_id: {record.id}) or Read "
-            f"{record.output_file}; stop it with TaskStop.")
+def _launched(ctx: ToolContext, record: TaskRecord, request: SubagentRequest) -> ToolResult:
+    told = "You will be told when it ends; g" if has_host_service(ctx, "deliver_message") else "G"
+    text = (f"Started background agent {record.id} ({request.subagent_type}: {record.description}). {told}et its "
+            f"report with TaskOutput (task_id: {record.id}) or Read {record.output_file}; stop it with TaskStop.")
     return ToolResult.from_text(text, structured={
         "status": "async_launched", "task_id": record.id, "agentId": record.id, "subagent_type": request.subagent_type,
         "description": record.description, "output_file": record.output_file, "session_id": request.session_id})
@@ -283,7 +286,7 @@ async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
         record = await start_background(ctx, request)
     except TaskError as exc:
         return _task_failure(exc)
-    return _launched(record, request)
+    return _launched(ctx, record, request)
 
 
 # --------------------------------------------------------------------------- background_job, subagent_*
@@ -314,7 +317,7 @@ async def background_job(input: BackgroundJobInput, ctx: ToolContext) -> ToolRes
         record = await start_background(ctx, request)
     except TaskError as exc:
         return _task_failure(exc)
-    return _launched(record, request)
+    return _launched(ctx, record, request)
 
 
 def _agent_tasks(ctx: ToolContext) -> tuple[Any, list[TaskRecord]]:
@@ -413,7 +416,8 @@ class SpawnInput(BaseModel):
     agentId: str | None = Field(default=None, description="Which agent runs it (see agents_list); default: this one.")
     model: str | None = Field(default=None, description="A model for the run.")
     runTimeoutSeconds: float | None = Field(default=None, ge=0, description="Stop the run after this long (0: none).")
-    cleanup: str | None = Field(default=None, description="'delete' or 'keep' the run's session afterwards.")
+    cleanup: Literal["delete", "keep"] = Field(default="keep", description="'delete' or 'keep' the run's session "
+                                               "afterwards.")
 
 
 @tool(name="sessions_spawn", groups=["sessions", "pegboard"],
@@ -431,7 +435,8 @@ async def sessions_spawn(input: SpawnInput, ctx: ToolContext) -> ToolResult:
     definition = SubagentDef(target, source="spawn")
     request = _request(ctx, definition, input.task, input.label or input.task[:60], input.model, background=True)
     try:
-        record = await start_background(ctx, request, kind="announce", timeout_s=input.runTimeoutSeconds or None)
+        record = await start_background(ctx, request, kind="announce", timeout_s=input.runTimeoutSeconds or None,
+                                        delete_session=input.cleanup == "delete")
     except TaskError as exc:
         return _task_failure(exc)
     return ToolResult.from_text(

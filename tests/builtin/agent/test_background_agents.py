@@ -190,6 +190,12 @@ async def test_sessions_spawn_is_a_task_and_its_deadline_uses_the_clock(tmp_path
         announce = host.delivered[-1]
         assert announce.kind == "announce" and "report for tidy" in announce.text
 
+        kept = (spawned.structured or {})["childSessionKey"]
+        assert pb.session_store.load(kept) is not None
+        gone = await s.call("sessions_spawn", {"task": "scratch", "agentId": "helper", "cleanup": "delete"})
+        await s.call("TaskOutput", {"task_id": (gone.structured or {})["runId"]})
+        assert pb.session_store.load((gone.structured or {})["childSessionKey"]) is None
+
         pb.stash[agent.CLOCK] = InstantClock()
         host.release.clear()
         late = await s.call("sessions_spawn", {"task": "slow", "agentId": "helper", "runTimeoutSeconds": 60})
