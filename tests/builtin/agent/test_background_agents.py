@@ -252,3 +252,17 @@ async def test_an_unknown_subagent_type_is_refused(tmp_path: Path, name: str) ->
     async with pb.session() as s:
         result = await s.call(name, {**payload, "subagent_type": "ghost"})
     assert result.is_error and result.metadata["error_kind"] == "not_found"
+
+
+async def test_an_ambiguous_agent_name_stops_nothing_and_lists_the_agents(tmp_path: Path) -> None:
+    pb, host = board(tmp_path)
+    async with pb.session() as s:
+        one = await s.call("Agent", {"description": "first", "prompt": "a", "run_in_background": True})
+        two = await s.call("Agent", {"description": "second", "prompt": "b", "run_in_background": True})
+        await host.started.wait()
+        refused = await s.call("TaskStop", {"task_id": "general-purpose"})
+        assert refused.is_error and refused.metadata["error_kind"] == "unknown_task"
+        ids = {(one.structured or {})["task_id"], (two.structured or {})["task_id"]}
+        assert set(refused.metadata["running"]) == ids
+        listed = await s.call("subagent_list", {"running_only": True})
+        assert {r["task_id"] for r in (listed.structured or {})["agents"]} == ids
