@@ -32,6 +32,7 @@ from pegboard import (
     QuestionRequest,
     SubagentRequest,
     ToolCall,
+    ToolContext,
     hookimpl,
 )
 
@@ -58,10 +59,11 @@ class TerminalHost:
         self.yes = yes
 
     @hookimpl
-    def request_approval(self, call: ToolCall, decision: PermissionDecision) -> bool:
+    def request_approval(self, call: ToolCall, decision: PermissionDecision, context: ToolContext) -> bool:
+        who = f"[subagent {context.subagent}] " if context.subagent else ""
         if self.yes:
             return True
-        answer = read_line(f"Allow {call.name} {json.dumps(call.input)[:200]}? ({decision.reason}) [y/N] ")
+        answer = read_line(f"{who}Allow {call.name} {json.dumps(call.input)[:200]}? ({decision.reason}) [y/N] ")
         return (answer or "").lower() in {"y", "yes"}
 
     @hookimpl
@@ -92,13 +94,14 @@ class TerminalHost:
 
     @hookimpl
     async def run_subagent(self, request: SubagentRequest) -> str:
-        show(f"-> subagent {request.subagent_type}: {request.description or request.prompt[:60]}")
-        return await self.agent.run(request.prompt, subagent=request.subagent_type, tools=request.tools,
-                                    max_turns=request.max_turns or 20)
+        mode = "background " if request.background else ""
+        show(f"-> {mode}subagent {request.subagent_type}: {request.description or request.prompt[:60]}")
+        return await self.agent.run(request.prompt, tools=request.tools, max_turns=request.max_turns or 20,
+                                    session_options=request.session_options())
 
     @hookimpl
     def deliver_message(self, request: MessageDelivery) -> bool:
-        show(f"[message for {request.session_id} from {request.sender or 'someone'}] {request.text}")
+        show(f"[{request.kind} for {request.session_id} from {request.sender or 'someone'}] {request.text}")
         return True
 
 
@@ -122,9 +125,10 @@ class Agent:
         message: dict[str, Any] = response.json()["choices"][0]["message"]
         return message
 
-    async def run(self, task: str, *, subagent: str | None = None, tools: tuple[str, ...] = (),
-                  max_turns: int = 50) -> str:
-        async with self.pb.session(profile=self.args.profile, cwd=self.cwd, subagent=subagent, persist=False) as s:
+    async def run(self, task: str, *, tools: tuple[str, ...] = (), max_turns: int = 50,
+                  session_options: dict[str, Any] | None = None) -> str:
+        options = {"profile": self.args.profile, "cwd": self.cwd, "persist": False, **(session_options or {})}
+        async with self.pb.session(**options) as s:
             schema = s.schema("openai")
             if tools:
                 schema = [t for t in schema if t["function"]["name"] in tools]

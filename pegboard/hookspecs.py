@@ -382,16 +382,22 @@ def run_subagent(request: SubagentRequest, context: ToolContext) -> str | None:
     Used by ``Agent`` (``Task``), ``sessions_spawn`` and ``delegate_task``.
     ``request.subagent_type`` names the definition, ``request.prompt`` the task,
     ``request.tools`` the tool names the policy allows it (give the model exactly these;
-    open its session with ``pegboard.session(subagent=request.subagent_type)`` so its calls
-    are judged as the subagent's), ``request.max_turns`` the turn limit and
-    ``request.model`` the model (``None``: the host's choice). Return the final text, an
-    awaitable of it, or ``None`` to pass. Without an implementation these tools are unavailable.
+    open its session with ``pegboard.session(**request.session_options())`` so its calls are
+    judged as the subagent's and its permission asks reach the parent session's approver,
+    named by the subagent), ``request.max_turns`` the turn limit and ``request.model`` the
+    model (``None``: the host's choice). ``request.background`` is true when the caller did
+    not wait (``run_in_background``, ``sessions_spawn``, ``background_job``): the run is then a
+    background task of the parent session that ``TaskOutput`` reads and ``TaskStop``
+    cancels. Return the final text, an awaitable of it, or ``None`` to pass. Without an
+    implementation these tools are unavailable.
 
     Example::
 
         @hookimpl
         async def run_subagent(request, context):
-            return await my_loop.run(request.prompt, tools=request.tools, max_turns=request.max_turns)
+            async with pb.session(**request.session_options()) as session:
+                return await my_loop.run(session, request.prompt, tools=request.tools,
+                                         max_turns=request.max_turns)
     """
 
 
@@ -399,11 +405,16 @@ def run_subagent(request: SubagentRequest, context: ToolContext) -> str | None:
 def deliver_message(request: MessageDelivery, context: ToolContext) -> str | bool | None:
     """Deliver ``request.text`` to session ``request.session_id`` (first answer wins).
 
-    Used by ``SendMessage`` and ``sessions_send``, and by schedules that wake a session.
-    ``request.kind`` is ``message`` (from another agent: never an approval) or ``prompt``
-    (a scheduled prompt); ``request.wait`` is how many seconds the sender waits for a
-    reply. Return the reply text, ``True`` (delivered, no reply), ``False`` (not
-    delivered), or ``None`` to pass. Without an implementation these tools are unavailable.
+    Used by ``SendMessage`` and ``sessions_send``, by ``sessions_spawn`` and background
+    agents when they finish, and by schedules that wake a session. ``request.kind`` is
+    ``message`` (from another agent: never an approval), ``reply`` (a ping-pong turn of
+    ``sessions_send``: answer it, or answer ``REPLY_SKIP`` to end the exchange),
+    ``announce_step`` (the target's turn to announce the exchange: answer the announcement,
+    or ``ANNOUNCE_SKIP``), ``announce`` (a result to show in that session's conversation),
+    ``task_notification`` (a background agent ended) or ``prompt`` (a scheduled prompt);
+    ``request.wait`` is how many seconds the sender waits for a reply. Return the reply
+    text, ``True`` (delivered, no reply), ``False`` (not delivered), or ``None`` to pass.
+    Without an implementation these tools are unavailable.
 
     Example::
 

@@ -1,11 +1,17 @@
-"""``Agent`` (alias ``Task``, ``delegate_task``), ``sessions_spawn`` and ``agents_list``.
+"""``Agent`` (alias ``Task``, ``delegate_task``), ``sessions_spawn``, ``agents_list`` and the
+background-agent tools ``background_job``, ``subagent_list``, ``subagent_history``, ``subagent_cancel``.
 
 A subagent runs in the host: Pegboard picks its definition, computes the tool set the policy
 gives it and hands both to the ``run_subagent`` hook, which returns the subagent's final text.
+A background subagent (``run_in_background``, ``sessions_spawn``, ``background_job``) is a task
+of the session's one task table (``pegboard_toolkit.tasks``), next to background commands, so
+TaskOutput and TaskStop work on it; it runs on the host's event loop, and its permission asks
+go to the parent session's approver, named by the subagent.
 Definitions come from config (``subagents.<name>``: ``description``, ``prompt``, ``tools``,
 ``disallowedTools``, ``model``, ``maxTurns``) and from ``agents/*.md`` files with front matter
 (user ``<config dir>/agents``, project ``<project>/.pegboard/agents``; the project wins).
-A subagent never gets ``Agent`` itself: subagents do not spawn subagents.
+A subagent never gets ``Agent`` or the other spawning and child-managing tools: subagents do
+not spawn subagents.
 """
 
 from __future__ import annotations
@@ -13,16 +19,21 @@ from __future__ import annotations
 import dataclasses
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from pegboard import (
     MessageDelivery,
     Pegboard,
+    PermissionDecision,
+    PermissionUpdate,
     StashKey,
     SubagentRequest,
+    SystemClock,
+    ToolCall,
     ToolContext,
     ToolResult,
     ask_host,
@@ -35,11 +46,17 @@ from pegboard import (
 )
 from pegboard_skill import SkillFormatError, parse_skill_md, split_list
 
+if TYPE_CHECKING:
+    from pegboard_toolkit.tasks import TaskRecord
+
 OWNER = "agent"
 GENERAL = "general-purpose"
 DEFAULT_MAX_TURNS = 50
-SELF_TOOLS = {"agent", "task", "delegatetask", "sessionsspawn"}
-RUNS: StashKey[dict[str, dict[str, Any]]] = StashKey("pegboard-agent-runs")
+#: the clock background runs time their deadline with (a ``pegboard.Clock``); tests put a fake one here
+CLOCK: StashKey[Any] = StashKey("pegboard-agent-clock")
+#: the tools that start or manage child agents: a subagent has no children, so it gets none of them
+SELF_TOOLS = {"agent", "task", "delegatetask", "sessionsspawn", "backgroundjob", "subagentlist", "subagenthistory",
+              "subagentcancel"}
 
 
 @dataclass(frozen=True)
@@ -139,15 +156,105 @@ class AgentInput(BaseModel):
     prompt: str = Field(min_length=1, description="The task for the subagent, with everything it needs to know.")
     subagent_type: str | None = Field(default=None, description=f"Which subagent to use (default {GENERAL}).")
     model: str | None = Field(default=None, description="A model for this subagent (default: its own or the host's).")
-    run_in_background: bool = Field(default=False, description="Run without waiting (not supported by every host).")
+    run_in_background: bool = Field(
+        default=False, description="Run it as a background task and return at once with its task id (read its "
+        "report with TaskOutput, stop it with TaskStop)."
+    )
 
 
-def _request(ctx: ToolContext, d: SubagentDef, prompt: str, description: str, model: str | None) -> SubagentRequest:
+def parent_approver(ctx: ToolContext, name: str) -> Any:
+    """An approver for the subagent's session that asks the parent session's approver, the
+    ask's reason naming the subagent; ``None`` when the parent has none (its hosts' hooks
+    then answer, with ``context.subagent`` naming who asks)."""
+    parent = ctx.session
+    upstream = parent.approver if parent is not None else None
+    if upstream is None:
+        return None
+
+    async def approve(call: ToolCall, decision: PermissionDecision) -> Any:
+        import inspect
+
+        named = decision.model_copy(update={"reason": f"subagent {name} asks: {decision.reason}".rstrip(": ")})
+        answer = upstream(call, named)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if isinstance(answer, PermissionUpdate) and answer.approve and parent is not None:
+            parent.remember(answer)
+        return answer
+
+    return approve
+
+
+def _request(ctx: ToolContext, d: SubagentDef, prompt: str, description: str, model: str | None,
+             *, background: bool = False) -> SubagentRequest:
     return SubagentRequest(
         subagent_type=d.name, prompt=prompt, description=description, tools=subagent_tools(ctx, d),
         max_turns=d.max_turns or DEFAULT_MAX_TURNS, model=model or d.model, system_prompt=d.prompt,
-        parent_session_id=ctx.session_id,
+        parent_session_id=ctx.session_id, session_id=f"sub_{secrets.token_hex(12)}",
+        approver=parent_approver(ctx, d.name), background=background,
     )
+
+
+async def run_foreground(ctx: ToolContext, request: SubagentRequest) -> ToolResult:
+    try:
+        final = await ask_host(ctx, "run_subagent", request=request)
+    except Exception as exc:
+        return ToolResult.refusal("tool_error", f"the subagent failed: {exc}", error_kind="host_error")
+    if final is None:
+        return ToolResult.refusal("tool_error", "no host ran the subagent", error_kind="not_available")
+    return ToolResult.from_text(str(final), structured={
+        "subagent_type": request.subagent_type, "tools": list(request.tools), "session_id": request.session_id})
+
+
+async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: str = "task_notification",
+                           timeout_s: float | None = None, delete_session: bool = False) -> TaskRecord:
+    """Run the subagent as a task of the calling session, on the host's event loop: its final
+    text becomes the task's output; when it ends, the session is told through ``deliver_message``
+    (``kind``) if a host delivers, and with ``delete_session`` the subagent's stored session is
+    deleted. Raises ``TaskError`` when no task can start."""
+    from pegboard_toolkit.tasks import TaskTable
+
+    table = TaskTable.of(ctx)
+
+    async def source(line: Callable[[str], None]) -> str:
+        final = await ask_host(ctx, "run_subagent", request=request)
+        if final is None:
+            raise RuntimeError("no host ran the subagent")
+        for text in str(final).splitlines() or [""]:
+            line(text)
+        return "the subagent finished"
+
+    async def announce(record: TaskRecord) -> None:
+        if delete_session and request.session_id is not None:
+            ctx._pegboard.session_store.delete(request.session_id)
+        if not (ctx.session_id and has_host_service(ctx, "deliver_message")):
+            return
+        report, _end = table.read_output(record, 0, 1 << 20)
+        text = f"[{record.description or record.command}] {record.status}: {report.strip() or record.note}"
+        await ask_host(ctx, "deliver_message", request=MessageDelivery(
+            ctx.session_id, text, sender=request.subagent_type, kind=kind,
+            metadata={"task_id": record.id, "runId": record.id, "status": record.status, "note": record.note}))
+
+    pb: Any = ctx._pegboard
+    clock = (pb.stash.get(CLOCK, None) if pb is not None else None) or SystemClock()
+    return await table.start_source(
+        ctx, kind="agent", command=request.subagent_type, description=request.description or request.prompt[:60],
+        source=source, timeout_s=timeout_s, here=True, on_exit=announce, session_id=request.session_id,
+        sleep=clock.sleep,
+    )
+
+
+def _launched(ctx: ToolContext, record: TaskRecord, request: SubagentRequest) -> ToolResult:
+    told = "You will be told when it ends; g" if has_host_service(ctx, "deliver_message") else "G"
+    text = (f"Started background agent {record.id} ({request.subagent_type}: {record.description}). {told}et its "
+            f"report with TaskOutput (task_id: {record.id}) or Read {record.output_file}; stop it with TaskStop.")
+    return ToolResult.from_text(text, structured={
+        "status": "async_launched", "task_id": record.id, "agentId": record.id, "subagent_type": request.subagent_type,
+        "description": record.description, "output_file": record.output_file, "session_id": request.session_id})
+
+
+def _task_failure(exc: Exception) -> ToolResult:
+    return ToolResult.refusal("tool_error", f"the background agent could not start: {exc}", error_kind="task_error")
 
 
 @tool(
@@ -160,7 +267,10 @@ def _request(ctx: ToolContext, d: SubagentDef, prompt: str, description: str, mo
 async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
     """Launch a subagent for a complex, multi-step task it can do on its own, such as a broad search
     of the code. It starts with no memory of this conversation, so the prompt must say everything it
-    needs, and what to report back. It returns one final message."""
+    needs, and what to report back. It returns one final message; with run_in_background it runs as a
+    background task and this call returns its task id at once."""
+    from pegboard_toolkit.tasks import TaskError
+
     pb: Any = ctx._pegboard
     defs = definitions(pb)
     name = input.subagent_type or GENERAL
@@ -168,17 +278,120 @@ async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
         known = ", ".join(sorted(defs))
         return ToolResult.refusal("tool_error", f"unknown subagent_type {name!r}; available: {known}",
                                   error_kind="not_found")
-    if input.run_in_background:
-        return ToolResult.refusal("tool_error", "background subagents are not supported here; run it in the "
-                                  "foreground (run_in_background: false)", error_kind="not_supported")
-    request = _request(ctx, defs[name], input.prompt, input.description, input.model)
+    request = _request(ctx, defs[name], input.prompt, input.description, input.model,
+                       background=input.run_in_background)
+    if not input.run_in_background:
+        return await run_foreground(ctx, request)
     try:
-        final = await ask_host(ctx, "run_subagent", request=request)
-    except Exception as exc:
-        return ToolResult.refusal("tool_error", f"the subagent failed: {exc}", error_kind="host_error")
-    if final is None:
-        return ToolResult.refusal("tool_error", "no host ran the subagent", error_kind="not_available")
-    return ToolResult.from_text(str(final), structured={"subagent_type": name, "tools": list(request.tools)})
+        record = await start_background(ctx, request)
+    except TaskError as exc:
+        return _task_failure(exc)
+    return _launched(ctx, record, request)
+
+
+# --------------------------------------------------------------------------- background_job, subagent_*
+
+
+class BackgroundJobInput(BaseModel):
+    task: str = Field(min_length=1, description="The work for the background agent, with everything it needs.")
+    description: str | None = Field(default=None, description="A short description (shown in listings).")
+    subagent_type: str | None = Field(default=None, description=f"Which subagent runs it (default {GENERAL}).")
+    model: str | None = Field(default=None, description="A model for it (default: its own or the host's).")
+
+
+@tool(name="background_job", groups=["subagents", "pegboard"], specifier_matcher=match_agent,
+      usage="Start independent background work; returns its task id at once.")
+async def background_job(input: BackgroundJobInput, ctx: ToolContext) -> ToolResult:
+    """Start independent work in a background agent and return its task id at once; see it with
+    subagent_list, read it with subagent_history or TaskOutput, stop it with subagent_cancel."""
+    from pegboard_toolkit.tasks import TaskError
+
+    defs = definitions(ctx._pegboard)
+    name = input.subagent_type or GENERAL
+    if name not in defs:
+        return ToolResult.refusal("tool_error", f"unknown subagent_type {name!r}; available: {', '.join(sorted(defs))}",
+                                  error_kind="not_found")
+    request = _request(ctx, defs[name], input.task, input.description or input.task[:60], input.model,
+                       background=True)
+    try:
+        record = await start_background(ctx, request)
+    except TaskError as exc:
+        return _task_failure(exc)
+    return _launched(ctx, record, request)
+
+
+def _agent_tasks(ctx: ToolContext) -> tuple[Any, list[TaskRecord]]:
+    from pegboard_toolkit.tasks import TaskTable
+
+    table = TaskTable.of(ctx)
+    return table, [r for r in table.all() if r.type == "agent"]
+
+
+def _no_such_agent(tasks: list[TaskRecord], key: str) -> ToolResult:
+    running = [r for r in tasks if r.running]
+    listing = "\n".join(f"- {r.id}: {r.description} ({r.command})" for r in running)
+    text = f"No background agent {key!r}. " + (f"Running agents:\n{listing}" if running else "None is running.")
+    return ToolResult.refusal("tool_error", text, error_kind="unknown_task", running=[r.id for r in running])
+
+
+class SubagentListInput(BaseModel):
+    running_only: bool = Field(default=False, description="Only the agents still running.")
+
+
+@tool(name="subagent_list", groups=["subagents", "pegboard"], read_only=True,
+      usage="List this session's background agents and their status.")
+async def subagent_list(input: SubagentListInput, ctx: ToolContext) -> ToolResult:
+    """List the background agents of this session (oldest first) with their status."""
+    _table, tasks = _agent_tasks(ctx)
+    rows = [r.summary() for r in tasks if r.running or not input.running_only]
+    text = "\n".join(f"{r['task_id']} [{r['status']}] {r['command']}: {r['description']}" for r in rows)
+    return ToolResult.from_text(text or "No background agents.", structured={"agents": rows})
+
+
+class SubagentRefInput(BaseModel):
+    task_id: str = Field(min_length=1, description="The background agent's task id (or its name).")
+
+
+class SubagentHistoryInput(SubagentRefInput):
+    limit: int = Field(default=50, ge=1, le=500, description="The last N messages of its transcript.")
+    includeTools: bool = Field(default=False, description="Include tool calls and results.")
+
+
+@tool(name="subagent_history", groups=["subagents", "pegboard"], read_only=True,
+      usage="Read a background agent's transcript and report so far.")
+async def subagent_history(input: SubagentHistoryInput, ctx: ToolContext) -> ToolResult:
+    """Read what a background agent did: its status, the messages its host recorded in its
+    session, and its report once it ended."""
+    from pegboard_messages import is_tool_message, transcript
+
+    table, tasks = _agent_tasks(ctx)
+    record = table.lookup(input.task_id)
+    if record is None or record.type != "agent":
+        return _no_such_agent(tasks, input.task_id)
+    messages = transcript(ctx, record.session_id) if record.session_id else []
+    messages = [m for m in messages if input.includeTools or not is_tool_message(m)][-input.limit:]
+    report = "" if record.running else table.read_output(record, 0, 1 << 20)[0].strip()
+    lines = [f"[{record.id}: {record.status}] {record.command}: {record.description}"]
+    lines += [f"{m.get('role')}: {m.get('content')}" for m in messages] or ["(no messages recorded)"]
+    if report:
+        lines.append(f"Report:\n{report}")
+    return ToolResult.from_text("\n".join(lines), structured={
+        "task": record.summary(), "messages": messages, "report": report or None})
+
+
+@tool(name="subagent_cancel", groups=["subagents", "pegboard"], usage="Stop a running background agent.")
+async def subagent_cancel(input: SubagentRefInput, ctx: ToolContext) -> ToolResult:
+    """Stop a running background agent by task id or name."""
+    table, tasks = _agent_tasks(ctx)
+    record = table.lookup(input.task_id)
+    if record is None or record.type != "agent":
+        return _no_such_agent(tasks, input.task_id)
+    if not record.running:
+        return ToolResult.refusal("tool_error", f"Agent {record.id} is not running (status: {record.status}).",
+                                  error_kind="not_running")
+    stopped = await table.stop(record.id, "cancelled with subagent_cancel") or record
+    return ToolResult.from_text(f"Cancelled background agent {record.id} ({record.description}).",
+                                structured=stopped.summary())
 
 
 # --------------------------------------------------------------------------- sessions_spawn, agents_list
@@ -203,51 +416,32 @@ class SpawnInput(BaseModel):
     agentId: str | None = Field(default=None, description="Which agent runs it (see agents_list); default: this one.")
     model: str | None = Field(default=None, description="A model for the run.")
     runTimeoutSeconds: float | None = Field(default=None, ge=0, description="Stop the run after this long (0: none).")
-    cleanup: str | None = Field(default=None, description="'delete' or 'keep' the run's session afterwards.")
-
-
-async def _run_spawned(ctx: ToolContext, run_id: str, request: SubagentRequest, timeout: float | None) -> None:
-    import asyncio
-
-    pb: Any = ctx._pegboard
-    runs = pb.stash.setdefault(RUNS, {})
-    try:
-        final = await asyncio.wait_for(ask_host(ctx, "run_subagent", request=request), timeout or None)
-        runs[run_id].update(status="ok", result=str(final))
-    except TimeoutError:
-        runs[run_id].update(status="timeout")
-    except Exception as exc:
-        runs[run_id].update(status="error", error=str(exc))
-    if ctx.session_id and has_host_service(pb, "deliver_message"):
-        text = f"[{request.description or run_id}] {runs[run_id]['status']}: {runs[run_id].get('result', '')}"
-        try:
-            await ask_host(ctx, "deliver_message", request=MessageDelivery(
-                ctx.session_id, text, sender=request.subagent_type, kind="announce", metadata={"runId": run_id}))
-        except Exception as exc:
-            runs[run_id]["announce_error"] = str(exc)
+    cleanup: Literal["delete", "keep"] = Field(default="keep", description="'delete' or 'keep' the run's session "
+                                               "afterwards.")
 
 
 @tool(name="sessions_spawn", groups=["sessions", "pegboard"],
     usage="Start a sub-agent run in the background.")
 async def sessions_spawn(input: SpawnInput, ctx: ToolContext) -> ToolResult:
     """Start a sub-agent run and return at once (status "accepted"); its result is announced back to
-    this chat when it finishes."""
-    import asyncio
+    this chat when it finishes. The run is a background task: TaskOutput reads it, TaskStop stops it."""
+    from pegboard_toolkit.tasks import TaskError
 
-    pb: Any = ctx._pegboard
     allowed, allow_any = allowed_agents(ctx)
     target = input.agentId or allowed[0]
     if not allow_any and target not in allowed:
         return ToolResult.refusal("denied", f"agent {target!r} is not in subagents.allowAgents; allowed: "
                                   f"{', '.join(allowed)}", error_kind="not_allowed")
     definition = SubagentDef(target, source="spawn")
-    request = _request(ctx, definition, input.task, input.label or "", input.model)
-    run_id = f"run_{secrets.token_hex(6)}"
-    pb.stash.setdefault(RUNS, {})[run_id] = {"status": "running", "agentId": target, "label": input.label}
-    task = asyncio.get_running_loop().create_task(_run_spawned(ctx, run_id, request, input.runTimeoutSeconds))
-    pb.stash[RUNS][run_id]["_task"] = task
-    return ToolResult.from_text(f"Accepted: run {run_id} started for agent {target}; its result will be announced.",
-                                structured={"status": "accepted", "runId": run_id, "agentId": target})
+    request = _request(ctx, definition, input.task, input.label or input.task[:60], input.model, background=True)
+    try:
+        record = await start_background(ctx, request, kind="announce", timeout_s=input.runTimeoutSeconds or None,
+                                        delete_session=input.cleanup == "delete")
+    except TaskError as exc:
+        return _task_failure(exc)
+    return ToolResult.from_text(
+        f"Accepted: run {record.id} started for agent {target}; its result will be announced.",
+        structured={"status": "accepted", "runId": record.id, "agentId": target, "childSessionKey": request.session_id})
 
 
 class AgentsListInput(BaseModel):
@@ -268,9 +462,22 @@ async def agents_list(input: AgentsListInput, ctx: ToolContext) -> ToolResult:
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
     check = unavailable_without(pegboard, "run_subagent", "run subagents")
-    for item in (agent_tool, sessions_spawn):
+    for item in (agent_tool, sessions_spawn, background_job, subagent_list, subagent_history, subagent_cancel):
         pegboard.add_tool(dataclasses.replace(item, availability=check), owner=OWNER)
     pegboard.add_tool(agents_list, owner=OWNER)
 
 
-__all__ = ["SubagentDef", "agent_tool", "agents_list", "definitions", "sessions_spawn", "subagent_tools"]
+__all__ = [
+    "SubagentDef",
+    "agent_tool",
+    "agents_list",
+    "background_job",
+    "definitions",
+    "parent_approver",
+    "sessions_spawn",
+    "start_background",
+    "subagent_cancel",
+    "subagent_history",
+    "subagent_list",
+    "subagent_tools",
+]

@@ -1,7 +1,8 @@
 """The background-task tools: ``process`` (seed 004), ``TaskOutput`` and ``TaskStop`` (seed 000).
 
 All three work on the session's one task table (``pegboard_toolkit.tasks``), which Bash
-(``run_in_background``), exec (``background`` / ``yieldMs``) and Monitor fill. ``process``
+(``run_in_background``), exec (``background`` / ``yieldMs``), Monitor and background subagents
+(``Agent`` with ``run_in_background``, ``sessions_spawn``, ``background_job``) fill. ``process``
 sees only the calling agent's tasks; TaskOutput and TaskStop see the session's. An unknown
 id is an error that lists the running tasks by id and description.
 """
@@ -226,13 +227,13 @@ class TaskOutputInput(BaseModel):
 )
 async def task_output(input: TaskOutputInput, ctx: ToolContext) -> ToolResult:
     """Get the output of a background task (a Bash run_in_background command, an exec session, a
-    Monitor), waiting for it to finish when block is true (up to timeout milliseconds). Reading
-    the task's output file with Read works as well."""
+    Monitor, a background agent's final report), waiting for it to finish when block is true (up
+    to timeout milliseconds). Reading the task's output file with Read works as well."""
     from pegboard_toolkit.shell import ShellSettings
     from pegboard_toolkit.tasks import TaskTable
 
     table = TaskTable.of(ctx)
-    record = table.get(input.task_id)
+    record = table.lookup(input.task_id)
     if record is None:
         return _with_lost(table, _unknown(table, input.task_id))
     status = "success"
@@ -276,7 +277,9 @@ async def task_output(input: TaskOutputInput, ctx: ToolContext) -> ToolResult:
 
 
 class TaskStopInput(BaseModel):
-    task_id: str | None = Field(default=None, description="The id of the background task to stop.")
+    task_id: str | None = Field(
+        default=None, description="The id of the background task to stop (or a background agent's name)."
+    )
     shell_id: str | None = Field(default=None, description="Deprecated: use task_id.")
 
     @model_validator(mode="after")
@@ -293,15 +296,17 @@ class TaskStopInput(BaseModel):
     usage="Stop a running background task by id.",
 )
 async def task_stop(input: TaskStopInput, ctx: ToolContext) -> ToolResult:
-    """Stop a running background task (a background Bash command, an exec session or a Monitor)
-    by its id; its whole process group is terminated."""
+    """Stop a running background task (a background Bash command, an exec session, a Monitor or a
+    background agent) by its id, or a background agent by its name; a process's whole process
+    group is terminated."""
     from pegboard_toolkit.tasks import TaskTable
 
     table = TaskTable.of(ctx)
     task_id = input.task_id or input.shell_id or ""
-    record = table.get(task_id)
+    record = table.lookup(task_id)
     if record is None:
         return _with_lost(table, _unknown(table, task_id))
+    task_id = record.id
     if not record.running:
         return ToolResult.refusal(
             "tool_error", f"Task {task_id} is not running (status: {record.status}).", error_kind="not_running"

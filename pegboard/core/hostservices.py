@@ -107,6 +107,18 @@ class SubagentRequest:
     model: str | None = None
     system_prompt: str = ""
     parent_session_id: str | None = None
+    session_id: str | None = None
+    approver: Any = field(default=None, repr=False, compare=False)
+    background: bool = False
+
+    def session_options(self) -> dict[str, Any]:
+        """The ``pb.session(...)`` arguments for the subagent's own session."""
+        options: dict[str, Any] = {"subagent": self.subagent_type}
+        if self.session_id is not None:
+            options["session_id"] = self.session_id
+        if self.approver is not None:
+            options["approver"] = self.approver
+        return options
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,28 @@ def tool_call(n: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
-class ScriptedModel:
-    """Plays the model: answers each chat-completions request with the next scripted message."""
+Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
-    def __init__(self, script: list[dict[str, Any]]) -> None:
+
+class ScriptedModel:
+    """Plays the model: answers each chat-completions request with the next message of the script
+    for that conversation (``by_task``: keyed by the conversation's first user message, so a
+    subagent running beside the main loop follows its own script). A step may be a function
+    of the request."""
+
+    def __init__(self, script: list[Step], by_task: dict[str, list[Step]] | None = None) -> None:
         self.script = list(script)
+        self.by_task = {task: list(steps) for task, steps in (by_task or {}).items()}
         self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
         model = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                model.requests.append(body)
-                message = model.script.pop(0) if model.script else {"role": "assistant", "content": "out of script"}
+                with model.lock:
+                    model.requests.append(body)
+                    message = model.next_step(body)
                 data = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
                 self.send_response(200 if self.path == "/v1/chat/completions" else 404)
                 self.send_header("Content-Type", "application/json")
@@ -53,13 +63,19 @@ class ScriptedModel:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
+    def next_step(self, body: dict[str, Any]) -> dict[str, Any]:
+        task = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+        script = self.by_task.get(task, self.script)
+        step = script.pop(0) if script else {"role": "assistant", "content": "out of script"}
+        return step(body) if callable(step) else step
+
 
 @pytest.fixture
 def serve() -> Iterator[Any]:
     started: list[ScriptedModel] = []
 
-    def start(script: list[dict[str, Any]]) -> ScriptedModel:
-        model = ScriptedModel(script)
+    def start(script: list[Step], by_task: dict[str, list[Step]] | None = None) -> ScriptedModel:
+        model = ScriptedModel(script, by_task)
         threading.Thread(target=model.server.serve_forever, daemon=True).start()
         started.append(model)
         return model
@@ -103,6 +119,64 @@ def test_reads_edits_runs_asks_and_plans(tmp_path: Path, serve: Any) -> None:
     names = {t["function"]["name"] for t in model.requests[0]["tools"]}
     assert {"Read", "Edit", "Bash", "AskUserQuestion", "ExitPlanMode"} <= names
     assert model.requests[0]["model"] == "scripted"
+
+
+def test_a_background_agent_runs_beside_the_main_loop_and_task_output_fetches_its_report(
+    tmp_path: Path, serve: Any
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("greeting = hello\n")
+
+    def fetch_report(body: dict[str, Any]) -> dict[str, Any]:
+        launched = next(m for m in reversed(body["messages"]) if m["role"] == "tool")["content"]
+        match = re.search(r"task_id: (\w+)", launched)
+        assert match, launched
+        return tool_call(2, "TaskOutput", {"task_id": match.group(1), "timeout": 60_000})
+
+    model = serve(
+        [
+            tool_call(1, "Agent", {"description": "read the notes", "prompt": "report the greeting",
+                                   "run_in_background": True}),
+            fetch_report,
+            {"role": "assistant", "content": "The subagent says the greeting is hello."},
+        ],
+        by_task={"report the greeting": [
+            tool_call(1, "Read", {"file_path": str(notes)}),
+            {"role": "assistant", "content": "SUBAGENT REPORT: greeting = hello"},
+        ]},
+    )
+    out = run_harness(tmp_path, model.url, "--yes", "--profile", "full", "what is the greeting?")
+    assert out.returncode == 0, out.stderr
+    assert "-> background subagent general-purpose: read the notes" in out.stdout
+    assert "The subagent says the greeting is hello." in out.stdout
+    main = [r for r in model.requests if r["messages"][1]["content"] == "what is the greeting?"]
+    sub = [r for r in model.requests if r["messages"][1]["content"] == "report the greeting"]
+    assert len(main) == 3 and len(sub) == 2
+    launched, fetched = [m for m in main[-1]["messages"] if m["role"] == "tool"]
+    assert "Started background agent" in launched["content"]
+    assert "SUBAGENT REPORT: greeting = hello" in fetched["content"] and "completed" in fetched["content"]
+    sub_tools = {t["function"]["name"] for t in sub[0]["tools"]}
+    assert "Read" in sub_tools and "Agent" not in sub_tools
+    assert "greeting = hello" in next(m for m in sub[-1]["messages"] if m["role"] == "tool")["content"]
+
+
+def test_a_background_agents_ask_reaches_the_terminal_named_by_the_subagent(tmp_path: Path, serve: Any) -> None:
+    target = tmp_path / "made.txt"
+
+    def fetch_report(body: dict[str, Any]) -> dict[str, Any]:
+        launched = next(m for m in reversed(body["messages"]) if m["role"] == "tool")["content"]
+        return tool_call(2, "TaskOutput", {"task_id": re.findall(r"task_id: (\w+)", launched)[0]})
+
+    model = serve(
+        [tool_call(1, "Agent", {"description": "make a file", "prompt": "make it", "run_in_background": True}),
+         fetch_report, {"role": "assistant", "content": "finished"}],
+        by_task={"make it": [tool_call(1, "Write", {"file_path": str(target), "content": "made"}),
+                             {"role": "assistant", "content": "wrote it"}]},
+    )
+    out = run_harness(tmp_path, model.url, "--profile", "full", "make a file in the background", stdin="y\n")
+    assert out.returncode == 0, out.stderr
+    assert "[subagent general-purpose] Allow Write" in out.stderr
+    assert target.read_text() == "made"
 
 
 def test_without_yes_a_refused_ask_is_reported_to_the_model(tmp_path: Path, serve: Any) -> None:

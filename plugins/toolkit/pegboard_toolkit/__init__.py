@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         write_chunks,
         write_text,
     )
+    from pegboard_toolkit.deadline import within
     from pegboard_toolkit.diff import (
         NO_NEWLINE,
         Hunk,
@@ -205,6 +206,7 @@ _EXPORTS = {
     "ShellOutcome": "pegboard_toolkit.shell",
     "ShellSettings": "pegboard_toolkit.shell",
     "run_shell": "pegboard_toolkit.shell",
+    "within": "pegboard_toolkit.deadline",
     "TaskError": "pegboard_toolkit.tasks",
     "TaskRecord": "pegboard_toolkit.tasks",
     "TaskTable": "pegboard_toolkit.tasks",
@@ -323,6 +325,7 @@ __all__ = [
     "unified_diff",
     "walk_files",
     "with_newline",
+    "within",
     "write_bytes",
     "write_chunks",
     "write_text",

@@ -1,12 +1,15 @@
-"""Background tasks: one table per session, shared by Bash, exec, Monitor and the task tools.
+"""Background tasks: one table per session, shared by Bash, exec, Monitor, background
+subagents and the task tools.
 
 What a task is (id, command, status, output file, exit code) is a persisted map slot of the
 session, so another process sees it and a resumed session can say which tasks died with the
 process that ran them. The live part (process handles, the pumps copying output to the
 task's file) belongs to this process: a :class:`TaskTable` kept in a non-persisted slot,
 which runs its tasks on an event loop of its own in a daemon thread, so a task outlives the
-call (and the event loop of the call) that started it. Closing the session kills every
-task's process group.
+call (and the event loop of the call) that started it. Work that must stay on the host's
+event loop (a subagent run through the ``run_subagent`` hook) runs there instead
+(``start_source(..., here=True)``) and is still a task: listed, awaited and stopped the same
+way. Closing the session kills every task's process group and cancels the rest.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pegboard import ExecBackend, ExecProcess, MapKey, Session, SessionKey, ToolContext
+from pegboard_toolkit.deadline import within
 from pegboard_toolkit.output import read_text_slice
 
 T = TypeVar("T")
@@ -35,7 +39,7 @@ DEFAULT_MAX_RUNNING = 64
 MAX_EVENT_LINE = 1 << 20
 KILL_GRACE_S = 2.0
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
-PREFIXES = {"bash": "b", "exec": "e", "monitor": "m"}
+PREFIXES = {"bash": "b", "exec": "e", "monitor": "m", "agent": "a"}
 RUNNING = "running"
 FINISHED = ("completed", "failed", "killed", "timeout", "lost")
 
@@ -63,6 +67,8 @@ class TaskRecord:
     timeout_ms: int | None = None
     persistent: bool = False
     note: str = ""
+    #: the session the task's work runs in (a subagent's), when it has one
+    session_id: str | None = None
 
     @property
     def running(self) -> bool:
@@ -80,6 +86,7 @@ class TaskRecord:
             "started": self.started,
             "ended": self.ended,
             **({"note": self.note} if self.note else {}),
+            **({"session_id": self.session_id} if self.session_id else {}),
         }
 
 
@@ -118,6 +125,8 @@ class _Live:
 #: A task that is not a process (a WebSocket source): it gets a ``line`` callback and returns
 #: a closing note (``"closed with code 1000"``); raising ends the task as failed.
 Source = Callable[[Callable[[str], None]], Awaitable[str]]
+#: Called once a task has ended, with its final record (on the loop that ran it).
+ExitCallback = Callable[["TaskRecord"], "Awaitable[None] | None"]
 
 
 class TaskTable:
@@ -227,6 +236,21 @@ class TaskTable:
     def running(self) -> list[TaskRecord]:
         return [r for r in self.all() if r.running]
 
+    def lookup(self, key: str) -> TaskRecord | None:
+        """A task by id, else the background agent named ``key`` (its subagent type or
+        description, case-insensitive): the one running so named, or the one finished so
+        named when none runs; ``None`` when the name is ambiguous."""
+        found = self.get(key)
+        if found is not None or not key.strip():
+            return found
+        wanted = key.strip().casefold()
+        named = [
+            r for r in self.all() if r.type == "agent" and wanted in (r.command.casefold(), r.description.casefold())
+        ]
+        running = [r for r in named if r.running]
+        pick = running if running else named
+        return pick[0] if len(pick) == 1 else None
+
     def unknown_id_message(self, task_id: str) -> str:
         running = self.running()
         if not running:
@@ -312,15 +336,37 @@ class TaskTable:
         timeout_s: float | None = None,
         persistent: bool = False,
         on_line: Callable[[TaskRecord, str, int], None] | None = None,
+        here: bool = False,
+        on_exit: ExitCallback | None = None,
+        session_id: str | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> TaskRecord:
         """Run ``source`` as a task: each line it reports goes to the output file, then to
-        ``on_line``; it ends at ``timeout_s``, on TaskStop, or when ``source`` returns."""
+        ``on_line``; it ends at ``timeout_s``, on TaskStop, or when ``source`` returns, and then
+        ``on_exit`` gets the final record. ``here`` runs it on the calling event loop (for
+        work bound to the host's loop) instead of the table's own; ``sleep`` times the
+        deadline (an injectable clock's sleep; ``asyncio.sleep`` by default)."""
         record = self._new_record(ctx, kind, command, description, timeout_s, persistent, False)
+        if session_id is not None:
+            record = replace(record, session_id=session_id)
+            self.records[record.id] = record
+        run = self._run_source(record, source, timeout_s, on_line, on_exit, sleep)
+        if here:
+            task = asyncio.ensure_future(run)
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+            def settle(_task: asyncio.Future[None]) -> None:
+                if not done.done():
+                    done.set_result(None)
+
+            task.add_done_callback(settle)
+            self._live[record.id] = _Live(None, done, runner=task)
+            return record
         loop = self._ensure_loop()
         ready: concurrent.futures.Future[asyncio.Task[None]] = concurrent.futures.Future()
 
         async def launch() -> None:
-            runner = asyncio.ensure_future(self._run_source(record, source, timeout_s, on_line))
+            runner = asyncio.ensure_future(run)
             ready.set_result(runner)
             with contextlib.suppress(asyncio.CancelledError):
                 await runner
@@ -331,7 +377,9 @@ class TaskTable:
         return record
 
     async def _run_source(self, record: TaskRecord, source: Source, timeout_s: float | None,
-                          on_line: Callable[[TaskRecord, str, int], None] | None) -> None:
+                          on_line: Callable[[TaskRecord, str, int], None] | None,
+                          on_exit: ExitCallback | None = None,
+                          sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         seq = 0
         status, note = "completed", ""
         with open(record.output_file, "a", encoding="utf-8") as fh:
@@ -345,7 +393,7 @@ class TaskTable:
                     on_line(record, text, seq)
 
             try:
-                note = await asyncio.wait_for(source(line), timeout_s)
+                note = await within(source(line), timeout_s, sleep or asyncio.sleep)
             except TimeoutError:
                 status, note = "timeout", "reached its deadline"
             except asyncio.CancelledError:
@@ -360,6 +408,14 @@ class TaskTable:
         updated = self.records.update(record.id, finish)
         if updated is not None:
             self._emit_exit(updated)
+            if on_exit is not None:
+                try:
+                    outcome = on_exit(updated)
+                    if outcome is not None:
+                        await outcome
+                except Exception as exc:  # the task is over either way; say why its follow-up failed
+                    why = f"after it ended: {type(exc).__name__}: {exc}"
+                    self.records.update(record.id, lambda r: r and replace(r, note=f"{r.note}; {why}".lstrip("; ")))
 
     async def _run(self, task_id: str, proc: ExecProcess, output: Path,
                    timeout_s: float | None, on_line: Callable[[TaskRecord, str, int], None] | None) -> None:
@@ -462,8 +518,8 @@ class TaskTable:
         live.stop_requested = reason
         if live.process is not None:
             await self._on_loop(live.process.terminate(KILL_GRACE_S))
-        elif live.runner is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(live.runner.cancel)
+        elif live.runner is not None:
+            live.runner.get_loop().call_soon_threadsafe(live.runner.cancel)
         await self.wait(task_id, KILL_GRACE_S * 2)
         return self.get(task_id)
 
@@ -518,7 +574,7 @@ class TaskTable:
         """Kill every task's group (the session is closing) and stop the private loop."""
         self._closed = True
         running = [tid for tid, live in self._live.items() if not live.future.done()]
-        if running and self._loop is not None:
+        if running:
             await asyncio.gather(*(self.stop(tid, "the session closed") for tid in running), return_exceptions=True)
         loop, self._loop = self._loop, None
         if loop is not None:

@@ -105,6 +105,8 @@ async def test_without_a_host_the_spawning_tools_are_unavailable(tmp_path: Path)
     pb = board(tmp_path)
     disabled = {d.name: d.reason for d in pb.tools().disabled}
     assert "run_subagent" in disabled["Agent"] and "run_subagent" in disabled["sessions_spawn"]
+    for name in ("background_job", "subagent_list", "subagent_history", "subagent_cancel"):
+        assert "run_subagent" in disabled[name]
     assert "agents_list" in pb.tools().enabled
 
 
