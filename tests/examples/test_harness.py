@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -28,9 +29,10 @@ def tool_call(n: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 class ScriptedModel:
-    """Plays the model: answers each chat-completions request with the next scripted message."""
+    """Plays the model: answers each chat-completions request with the next scripted message (or
+    with what a scripted function makes of the request)."""
 
-    def __init__(self, script: list[dict[str, Any]]) -> None:
+    def __init__(self, script: list[Any]) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         model = self
@@ -40,6 +42,8 @@ class ScriptedModel:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 model.requests.append(body)
                 message = model.script.pop(0) if model.script else {"role": "assistant", "content": "out of script"}
+                if callable(message):  # a step that reads what the tools answered so far
+                    message = message(body)
                 data = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
                 self.send_response(200 if self.path == "/v1/chat/completions" else 404)
                 self.send_header("Content-Type", "application/json")
@@ -58,7 +62,7 @@ class ScriptedModel:
 def serve() -> Iterator[Any]:
     started: list[ScriptedModel] = []
 
-    def start(script: list[dict[str, Any]]) -> ScriptedModel:
+    def start(script: list[Any]) -> ScriptedModel:
         model = ScriptedModel(script)
         threading.Thread(target=model.server.serve_forever, daemon=True).start()
         started.append(model)
@@ -123,3 +127,29 @@ def test_an_endpoint_error_exits_non_zero(tmp_path: Path, serve: Any) -> None:
     model = serve([])
     out = run_harness(tmp_path, model.url.replace("/v1", "/nowhere"), "anything")
     assert out.returncode == 2 and "endpoint failed" in out.stderr
+
+
+def test_a_scheduled_prompt_reaches_the_model_as_the_next_turn(tmp_path: Path, serve: Any) -> None:
+    def run_the_job(body: dict[str, Any]) -> dict[str, Any]:
+        made = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+        job_id = re.search(r"job ([0-9a-f]{8})", made)
+        assert job_id, made
+        return tool_call(2, "cron", {"action": "run", "jobId": job_id.group(1)})
+
+    model = serve([
+        tool_call(1, "CronCreate", {"cron": "*/5 * * * *", "prompt": "check the build"}),
+        run_the_job,
+        tool_call(3, "ScheduleWakeup", {"delaySeconds": 120, "prompt": "look again", "reason": "CI is slow"}),
+        tool_call(4, "ScheduleWakeup", {"stop": True}),
+        {"role": "assistant", "content": "Scheduled."},
+        {"role": "assistant", "content": "The build is green."},
+    ])
+    out = run_harness(tmp_path, model.url, "--yes", "--profile", "full", "watch the build")
+    assert out.returncode == 0, out.stderr
+    assert "[scheduled prompt for" in out.stdout and "check the build" in out.stdout
+    assert "Next iteration in 2 minutes" in out.stdout and "the pending wakeup was cancelled" in out.stdout
+    last = model.requests[-1]["messages"]
+    assert last[-1] == {"role": "user", "content": "check the build"}
+    assert out.stdout.rstrip().endswith("The build is green.")
+    names = {t["function"]["name"] for t in model.requests[0]["tools"]}
+    assert {"CronCreate", "CronList", "CronDelete", "ScheduleWakeup", "cron"} <= names
