@@ -268,10 +268,10 @@ async def cron(input: CronInput, ctx: ToolContext) -> ToolResult:
         found.poke()
         return ToolResult.from_text(f"Removed job {job_id}.", structured={"jobId": job_id, "removed": True})
     if action == "runs":
+        kept = jobs[job_id].runs[-input.limit:]
         runs = [{"dueAtMs": ms(r.due), "ranAtMs": ms(r.ran), "late": r.late, "status": r.status, "error": r.error}
-                for r in jobs[job_id].runs[-input.limit:]]
-        lines = [f"{iso(r['ranAtMs'] / 1000, found.tz)}  {r['status']}{'  late' if r['late'] else ''}"  # type: ignore[operator]
-                 for r in runs]
+                for r in kept]
+        lines = [f"{iso(r.ran, found.tz)}  {r.status}{'  late' if r.late else ''}" for r in kept]
         return ToolResult.from_text("\n".join(lines) or "No runs yet.", structured={"jobId": job_id, "runs": runs})
     mode = input.mode or "force"
     if mode not in ("force", "due"):

@@ -25,6 +25,7 @@ WAKEUP_ID = "wakeup"
 
 Kind = Literal["cron", "at", "every"]
 Source = Literal["CronCreate", "ScheduleWakeup", "cron"]
+RunStatus = Literal["delivered", "not_delivered", "error"]
 
 
 class Run(BaseModel):
@@ -33,7 +34,7 @@ class Run(BaseModel):
     due: float
     ran: float
     late: bool = False
-    status: Literal["delivered", "not_delivered", "error"] = "delivered"
+    status: RunStatus = "delivered"
     error: str | None = None
 
 
@@ -179,6 +180,7 @@ __all__ = [
     "WAKEUP_ID",
     "Job",
     "Run",
+    "RunStatus",
     "format_seconds",
     "iso",
     "ms",

@@ -22,13 +22,14 @@ from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pegboard import MessageDelivery, Pegboard, Session, StashKey, ask_host, has_host_service
-from pegboard_cron.jobs import JOBS, LATE_AFTER, MAX_RUNS_KEPT, Job, Run, iso, ms
+from pegboard_cron.jobs import JOBS, LATE_AFTER, MAX_RUNS_KEPT, Job, Run, RunStatus, iso, ms
 
 if TYPE_CHECKING:
     import asyncio
 
 SCHEDULER: StashKey[Scheduler] = StashKey("pegboard-cron-scheduler")
 DEFAULT_MAX_NAP = 60.0
+MAX_ERRORS = 50
 
 
 class Clock(Protocol):
@@ -239,10 +240,14 @@ class Scheduler:
         try:
             while not self._closed and self.sessions():
                 await self.tick()
-                due = self.next_due()
-                if due is None and not any(_jobs(s) for s in self.sessions()):
-                    return
-                wait = self.max_nap if due is None else min(self.max_nap, max(0.0, due - self.clock.now()))
+                try:
+                    due = self.next_due()
+                    if due is None and not any(_jobs(s) for s in self.sessions()):
+                        return
+                    wait = self.max_nap if due is None else min(self.max_nap, max(0.0, due - self.clock.now()))
+                except Exception as exc:  # the store failed: try again after a nap
+                    self._note(f"reading the jobs failed: {type(exc).__name__}: {exc}")
+                    wait = self.max_nap
                 await self._nap(wait)
         finally:
             if self._task is me:
@@ -264,6 +269,10 @@ class Scheduler:
                 pending.cancel()
             await asyncio.gather(sleeper, waker, return_exceptions=True)
 
+    def _note(self, error: str) -> None:
+        """Keep what went wrong (the last ``MAX_ERRORS``) for a host to show; never raise it."""
+        self.errors = [*self.errors, error][-MAX_ERRORS:]
+
     # -- runs --------------------------------------------------------------------------------
     def next_due(self) -> float | None:
         """The earliest time a job of a watched session is due, or ``None``."""
@@ -278,7 +287,7 @@ class Scheduler:
             try:
                 fired += await self.run_due(session, now)
             except Exception as exc:
-                self.errors.append(f"session {session.id}: {type(exc).__name__}: {exc}")
+                self._note(f"session {session.id}: {type(exc).__name__}: {exc}")
         return fired
 
     async def run_due(self, session: Session, now: float | None = None) -> list[Fired]:
@@ -351,14 +360,15 @@ class Scheduler:
             session=session, agent=sel.agent, subagent=sel.subagent, provider=sel.provider, model=sel.model,
             profile=sel.profile,
         )
-        status, error = "delivered", None
+        status: RunStatus = "delivered"
+        error: str | None = None
         try:
             answer = await ask_host(ctx, "deliver_message", request=delivery)
             if answer is None or answer is False:
                 status = "not_delivered"
         except Exception as exc:
             status, error = "error", f"{type(exc).__name__}: {exc}"
-        run = Run(due=due, ran=now, late=late, status=status, error=error)  # type: ignore[arg-type]
+        run = Run(due=due, ran=now, late=late, status=status, error=error)
 
         def record(current: Job | None) -> Job | None:
             if current is None:

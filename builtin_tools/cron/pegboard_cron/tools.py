@@ -67,8 +67,8 @@ class CronCreateInput(BaseModel):
 async def cron_create(input: CronCreateInput, ctx: ToolContext) -> ToolResult:
     """Schedule a prompt to run later in this session, on a five-field cron expression (recurring) or
     once. Jobs belong to the session: they fire while it is open and come back when it is resumed,
-    unless they expired. Recurring jobs expire after 7 days (their last run is the last one due
-    before then). Returns the job id for CronDelete."""
+    unless they expired. Recurring jobs expire after 7 days by default (their last run is the last
+    one due before then). Returns the job id for CronDelete."""
     session = session_of(ctx)
     if isinstance(session, ToolResult):
         return session
@@ -77,15 +77,15 @@ async def cron_create(input: CronCreateInput, ctx: ToolContext) -> ToolResult:
         return full
     found = sched(ctx)
     now = found.clock.now()
+    lifetime = settings(ctx).recurringExpiryDays * DAY
     at = parse_time(input.cron, found.tz)
     if at is not None:
         if input.recurring:
-            return invalid("a one-shot time cannot recur; give a cron expression for a "
-                                      "recurring job")
+            return invalid("a one-shot time cannot recur; give a cron expression for a recurring job")
         if at <= now:
             return invalid(f"{input.cron} has already passed (it is now {iso(now, found.tz)})")
         job = Job(id=new_job_id(session.state), kind="at", at=at, prompt=input.prompt, recurring=False, created=now,
-                  next_run=at, expires=at + settings(ctx).recurringExpiryDays * DAY)
+                  next_run=at, expires=at + lifetime)
     else:
         try:
             expression = CronExpression.parse(input.cron)
@@ -95,8 +95,7 @@ async def cron_create(input: CronCreateInput, ctx: ToolContext) -> ToolResult:
         if first is None:
             return invalid(f"cron: {expression} never fires (no such date)")
         recurring = input.recurring is not False
-        expires = now + settings(ctx).recurringExpiryDays * DAY if recurring else first + settings(
-            ctx).recurringExpiryDays * DAY
+        expires = (now if recurring else first) + lifetime
         job = Job(id=new_job_id(session.state), kind="cron", expr=str(expression), prompt=input.prompt,
                   recurring=recurring, created=now, next_run=first, expires=expires)
     save(ctx, session, job)
