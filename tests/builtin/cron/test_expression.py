@@ -132,3 +132,18 @@ def test_anything_else_is_a_clear_error_or_an_expression(text: str) -> None:
         CronExpression.parse(text)
     except CronExpressionError as exc:
         assert str(exc)
+
+
+def test_daylight_saving_changes_fire_once_a_day() -> None:
+    from zoneinfo import ZoneInfo
+
+    berlin = ZoneInfo("Europe/Berlin")
+    daily = CronExpression.parse("30 2 * * *")
+    # 2026-03-29 02:30 does not exist in Berlin (clocks jump from 02:00 to 03:00): it fires an hour on
+    spring = daily.next_after(datetime(2026, 3, 29, 0, 0, tzinfo=berlin).timestamp(), berlin)
+    assert spring is not None and datetime.fromtimestamp(spring, berlin).strftime("%d %H:%M") == "29 03:30"
+    # 2026-10-25 02:30 happens twice (03:00 goes back to 02:00): it fires at the first one only
+    first = daily.next_after(datetime(2026, 10, 25, 0, 0, tzinfo=berlin).timestamp(), berlin)
+    assert first is not None
+    following = daily.next_after(first, berlin)
+    assert following is not None and following - first == 25 * 3600
