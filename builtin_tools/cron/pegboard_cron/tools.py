@@ -41,10 +41,9 @@ def room_for_one_more(ctx: ToolContext, session: Session) -> ToolResult | None:
 
 
 def save(ctx: ToolContext, session: Session, job: Job) -> None:
+    """Store ``job`` and make sure the scheduler watches its session (and wakes up for it)."""
     session.state.map(JOBS)[job.id] = job
-    found = sched(ctx)
-    found.watch(session)
-    found.start()
+    sched(ctx).watch(session)
 
 
 class CronCreateInput(BaseModel):
