@@ -101,6 +101,10 @@ class TerminalHost:
 
     @hookimpl
     def deliver_message(self, request: MessageDelivery) -> bool:
+        if request.kind == "prompt":  # a scheduled prompt (CronCreate, ScheduleWakeup, cron): the next turn
+            show(f"[scheduled prompt for {request.session_id}] {request.text}")
+            self.agent.inbox.setdefault(request.session_id, []).append(request.text)
+            return True
         show(f"[{request.kind} for {request.session_id} from {request.sender or 'someone'}] {request.text}")
         return True
 
@@ -115,6 +119,7 @@ class Agent:
         key = os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.http = httpx.AsyncClient(base_url=args.base_url.rstrip("/"), headers=headers, timeout=300)
+        self.inbox: dict[str, list[str]] = {}  # session id -> scheduled prompts not yet sent to the model
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.args.model, "messages": messages}
@@ -142,7 +147,12 @@ class Agent:
                 if not calls:
                     final = str(reply.get("content") or "")
                     s.record_message("assistant", final)
-                    return final
+                    queued = self.inbox.pop(s.id, [])
+                    if not queued:
+                        return final
+                    messages.append({"role": "user", "content": "\n\n".join(queued)})
+                    s.record_message("user", "\n\n".join(queued))
+                    continue
                 for call in calls:
                     messages.append(await self.run_call(s, call))
             return "(stopped: turn limit reached)"

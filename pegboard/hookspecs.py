@@ -63,6 +63,7 @@ __all__ = [
     "request_approval",
     "run_subagent",
     "session_end",
+    "session_opened",
     "session_start",
     "session_store",
 ]
@@ -558,6 +559,24 @@ def session_start(session_id: str, source: str, context: ToolContext) -> HookDec
         @hookimpl
         def session_start(session_id):
             return HookDecision(additional_context=f"session {session_id} started")
+    """
+
+
+@hookspec
+def session_opened(session: Session) -> None:
+    """A session was opened with ``Pegboard.session`` (new, or resumed: ``session.resumed``).
+
+    Called before ``session()`` returns, in the caller's thread (inside its event loop when it
+    has one). Start per-session work here, such as a scheduler watching the session's jobs,
+    and stop it from a ``session.on_close(callback)``. Keep it quick; the return value is
+    ignored and an implementation that raises is reported in ``session.notices``.
+
+    Example::
+
+        @hookimpl
+        def session_opened(session):
+            watcher.watch(session)
+            session.on_close(lambda: watcher.forget(session))
     """
 
 

@@ -713,6 +713,10 @@ class Pegboard:
             self, record, store, persisted=persist, approver=approver, resumed=existing is not None, result_quota=quota
         )
         self._open_sessions[session.id + f"#{id(session)}"] = session
+        if self.hooks.has("session_opened"):
+            errors: list[HookError] = []
+            self.hooks.all_sync("session_opened", errors, session=session)
+            session.notices.extend(f"plugin {e.plugin}: session_opened failed: {e.error}" for e in errors)
         return session
 
     def session_sync(self, **options: Any) -> Session:

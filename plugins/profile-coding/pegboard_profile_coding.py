@@ -1,5 +1,6 @@
 """The ``coding`` tool profile: seed 004's list (files, runtime, sessions, memory, image), plus
-``tool_result_read`` so that results cut to their limit can be read on (its notes point at it).
+``cron`` (as in the catalog the seed's docs describe) and ``tool_result_read`` so that results
+cut to their limit can be read on (its notes point at it).
 
 Entries are group and tool names as the seeds give them; names compare without case,
 ``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
@@ -13,8 +14,8 @@ from pegboard import Profile, ProfileRegister, hookimpl
 
 PROFILE = Profile(
     "coding",
-    allow=["group:fs", "group:runtime", "group:sessions", "group:memory", "image", "tool_result_read"],
-    description="Files, shell, sessions, memory and image analysis: for coding agents.",
+    allow=["group:fs", "group:runtime", "group:sessions", "group:memory", "image", "cron", "tool_result_read"],
+    description="Files, shell, sessions, memory, scheduled jobs and image analysis: for coding agents.",
 )
 
 

@@ -197,3 +197,29 @@ def test_an_endpoint_error_exits_non_zero(tmp_path: Path, serve: Any) -> None:
     model = serve([])
     out = run_harness(tmp_path, model.url.replace("/v1", "/nowhere"), "anything")
     assert out.returncode == 2 and "endpoint failed" in out.stderr
+
+
+def test_a_scheduled_prompt_reaches_the_model_as_the_next_turn(tmp_path: Path, serve: Any) -> None:
+    def run_the_job(body: dict[str, Any]) -> dict[str, Any]:
+        made = [m for m in body["messages"] if m["role"] == "tool"][-1]["content"]
+        job_id = re.search(r"job ([0-9a-f]{8})", made)
+        assert job_id, made
+        return tool_call(2, "cron", {"action": "run", "jobId": job_id.group(1)})
+
+    model = serve([
+        tool_call(1, "CronCreate", {"cron": "*/5 * * * *", "prompt": "check the build"}),
+        run_the_job,
+        tool_call(3, "ScheduleWakeup", {"delaySeconds": 120, "prompt": "look again", "reason": "CI is slow"}),
+        tool_call(4, "ScheduleWakeup", {"stop": True}),
+        {"role": "assistant", "content": "Scheduled."},
+        {"role": "assistant", "content": "The build is green."},
+    ])
+    out = run_harness(tmp_path, model.url, "--yes", "--profile", "full", "watch the build")
+    assert out.returncode == 0, out.stderr
+    assert "[scheduled prompt for" in out.stdout and "check the build" in out.stdout
+    assert "Next iteration in 2 minutes" in out.stdout and "the pending wakeup was cancelled" in out.stdout
+    last = model.requests[-1]["messages"]
+    assert last[-1] == {"role": "user", "content": "check the build"}
+    assert out.stdout.rstrip().endswith("The build is green.")
+    names = {t["function"]["name"] for t in model.requests[0]["tools"]}
+    assert {"CronCreate", "CronList", "CronDelete", "ScheduleWakeup", "cron"} <= names

@@ -45,7 +45,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "Agent": ("sessions",), "SessionStatus": ("sessions",), "SessionsList": ("sessions",),
     "MemorySearch": ("memory",), "message": ("messaging",), "PushNotification": (), "RemoteTrigger": (),
     "ScheduleWakeup": (), "SendUserFile": (), "Artifact": (), "ShareOnboardingGuide": (), "ApplyPatch": ("fs",),
-    "TaskCreate": ("tasks",),
+    "TaskCreate": ("tasks",), "cron": ("automation",), "CronCreate": ("automation",),
 }
 
 
@@ -95,7 +95,8 @@ def test_profiles_are_the_seed_lists() -> None:
     profiles = {name: p.allow for name, p in pb.registry.profiles.items()}
     assert profiles == {
         "minimal": ("session_status",),
-        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image", "tool_result_read"),
+        "coding": ("group:fs", "group:runtime", "group:sessions", "group:memory", "image", "cron",
+                   "tool_result_read"),
         "messaging": (
             "group:messaging",
             "sessions_list",
@@ -120,7 +121,7 @@ def test_profiles_with_no_tools_installed_are_not_an_error() -> None:
 @pytest.mark.parametrize(("profile", "expected"), [
     ("minimal", {"SessionStatus"}),
     ("coding", {"Read", "Write", "Edit", "Glob", "Grep", "ApplyPatch", "Bash", "Monitor", "Agent",
-                "SessionStatus", "SessionsList", "MemorySearch"}),
+                "SessionStatus", "SessionsList", "MemorySearch", "cron"}),
     ("messaging", {"message", "SessionStatus", "SessionsList"}),
     ("full", set(TOOL_GROUPS)),
 ])
