@@ -21,7 +21,7 @@ from pegboard.core.cli.common import (
     selection_options,
     wait_mcp_option,
 )
-from pegboard.core.session import SessionError
+from pegboard.core.session import Selection, SessionError
 from pegboard.core.store import SessionStoreError
 
 
@@ -90,11 +90,7 @@ def command(
     input_text: str | None,
     config_files: tuple[Path, ...],
     cwd: Path | None,
-    provider: str | None,
-    model: str | None,
-    agent: str | None,
-    profile: str | None,
-    subagent: str | None,
+    selection: Selection,
     wait_mcp: float | None,
     mode: str | None,
     add_dirs: tuple[Path, ...],
@@ -117,11 +113,7 @@ def command(
                 tool_input,
                 session_id=session_id,
                 show_progress=show_progress,
-                agent=agent,
-                subagent=subagent,
-                provider=provider,
-                model=model,
-                profile=profile,
+                **selection.as_kwargs(),
                 cwd=cwd,
                 mode=mode,
                 additional_dirs=list(add_dirs),
