@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         user_config_dir,
     )
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.deferred import deferred_tools_note
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.hostservices import (
         HostServiceError,
@@ -89,6 +90,7 @@ _EXPORTS = {
     "PegboardConfig": "pegboard.core.config",
     "load_config": "pegboard.core.config",
     "HookDecision": "pegboard.core.decisions",
+    "deferred_tools_note": "pegboard.core.deferred",
     "PermissionDecision": "pegboard.core.decisions",
     "ExecBackend": "pegboard.core.execution",
     "ExecError": "pegboard.core.execution",
@@ -220,6 +222,7 @@ __all__ = [
     "__version__",
     "ask_host",
     "default_data_dir",
+    "deferred_tools_note",
     "find_project_root",
     "has_completion",
     "has_host_service",

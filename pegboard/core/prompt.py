@@ -67,5 +67,7 @@ def render_prompt(
     else:
         pending = pegboard.deferred.pending(pegboard.enabled_tools(**selection), session_id)
     if pending:
-        text += f"\nDeferred tools (search for them to load their definitions): {', '.join(pending)}\n"
+        from pegboard.core.deferred import deferred_tools_note
+
+        text += f"\n{deferred_tools_note(pending)}\n"
     return text
