@@ -1,6 +1,6 @@
 """The built-in ``PowerShell`` tool: one PowerShell command per call, like Bash.
 
-Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, the seed's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
+Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, Fuxi Code's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
 or ``tools.powershell.enabled``), and available only where ``pwsh`` 7+ is on ``PATH``.
 Limits, cwd carry-over and exit-code meaning are Bash's; the run is in
 ``pegboard_toolkit.powershell``.

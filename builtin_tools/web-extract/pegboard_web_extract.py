@@ -1,4 +1,4 @@
-"""The built-in ``web_extract`` tool (seed 003): the readable content of several public URLs
+"""The built-in ``web_extract`` tool (as in Anyy): the readable content of several public URLs
 as structured results, one per URL, fetched concurrently under a per-call cap.
 
 Same guard, limits and cache as WebFetch (``pegboard_toolkit.webpages``); every URL is a

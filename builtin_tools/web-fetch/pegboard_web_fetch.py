@@ -1,4 +1,4 @@
-"""The built-in ``WebFetch`` tool (``web_fetch`` in seed 004's spelling): one URL's readable
+"""The built-in ``WebFetch`` tool (``web_fetch`` in OpenClaw's spelling): one URL's readable
 content, or a small model's answer to a prompt over it.
 
 Written only against Pegboard's public API and ``pegboard-toolkit``. The tool is bound to

@@ -1,6 +1,6 @@
 """The prompt channel: the human-readable tool list an agent's system prompt carries.
 
-Seed 004 presents tools in two parallel channels: the structured definitions sent to the
+OpenClaw presents tools in two parallel channels: the structured definitions sent to the
 model API (``Pegboard.schema``) and a readable list with guidance in the system prompt.
 A tool that appears in neither cannot be called. This module renders the second channel
 from the same policy result as the first, so the two always name the same tools.

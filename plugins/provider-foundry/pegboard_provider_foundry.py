@@ -1,4 +1,4 @@
-"""Microsoft Foundry provider policy (seed 000): tools that cannot work there are removed, each with
+"""Microsoft Foundry provider policy: tools that cannot work there are removed, each with
 the reason the tool reference gives.
 
 Microsoft Foundry: the tools that need Anthropic-hosted infrastructure or a fuxi.ai plan are

@@ -1,4 +1,4 @@
-"""Google Cloud's Agent Platform provider policy (seed 000): tools that cannot work there are removed,
+"""Google Cloud's Agent Platform provider policy: tools that cannot work there are removed,
 each with the reason the tool reference gives.
 
 Google Cloud's Agent Platform (Vertex AI): the tools that need Anthropic-hosted infrastructure or a

@@ -1,4 +1,4 @@
-"""The built-in ``WebSearch`` tool (``web_search`` in seeds 003 and 004): titles, URLs and
+"""The built-in ``WebSearch`` tool (``web_search`` in Anyy's and OpenClaw's spelling): titles, URLs and
 snippets from a search backend, filtered by domain, cached for 15 minutes.
 
 Backends are plugins (``register_search_backends``); this distribution ships Brave Search

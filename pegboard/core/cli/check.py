@@ -26,7 +26,7 @@ def _near(word: str, choices: list[str]) -> str:
 
 
 def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
-    """``(display name, fields)`` of an installed tool or a seed tool; ``None`` if unknown."""
+    """``(display name, fields)`` of an installed tool or one the families table knows; ``None`` if unknown."""
     from pegboard.core.permissions.families import SEED_TOOLS, canonical_seed_name
 
     if tool is not None:

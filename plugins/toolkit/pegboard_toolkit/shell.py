@@ -80,7 +80,7 @@ class ShellSettings:
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
-        """Config ``tools.bash.*``, overridden by the seed's environment variables when set."""
+        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set."""
         conf = tool_settings(ctx, "bash")
         env = ctx.env
 
