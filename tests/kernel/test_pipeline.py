@@ -203,6 +203,8 @@ def test_call_sync_works_inside_a_running_loop() -> None:
 def test_nothing_a_caller_sends_raises(name: Any, raw: Any) -> None:
     result = board().call_sync(name, raw)
     assert isinstance(result, ToolResult)
+    if result.is_error:  # a refusal says why: a reason code and a text naming the problem
+        assert result.reason and result.text.strip()
 
 
 async def test_invalid_updated_output_is_reported_and_the_result_kept() -> None:
