@@ -25,6 +25,7 @@ from pegboard import (
     hookimpl,
     tool,
 )
+from pegboard_toolkit.toolconfig import turned_off
 from pegboard_toolkit.webcache import WebCache
 from pegboard_toolkit.websearch import (
     SearchBackend,
@@ -127,9 +128,8 @@ async def web_search(input: WebSearchInput, ctx: ToolContext) -> ToolResult:
     blocked_domains removes them; the two cannot be combined in one call. Answers are cached
     for 15 minutes."""
     settings = _settings(ctx)
-    if not settings.enabled:
-        return ToolResult.refusal("unavailable", f"WebSearch is turned off by {SETTINGS_KEY}.enabled",
-                                  error_kind="disabled")
+    if (refusal := turned_off("WebSearch", settings, SETTINGS_KEY)) is not None:
+        return refusal
     backend, why = choose_backend(ctx, _backends_for(ctx))
     if backend is None:
         return ToolResult.refusal("unavailable", f"WebSearch cannot run: {why}", error_kind="search_unavailable")

@@ -1,11 +1,16 @@
-"""Small helpers every tool has: a raw setting by key path, and a failing result with its kind."""
+"""Small helpers every tool has: a raw setting by key path, a failing result with its kind, and
+a tool that a ``<section>.enabled`` setting turns off."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pegboard import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from pegboard import Pegboard, Tool
 
 
 def config_value(ctx: ToolContext, *keys: str) -> Any:
@@ -23,4 +28,21 @@ def tool_failure(message: str, kind: str, **metadata: Any) -> ToolResult:
     return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
 
 
-__all__ = ["config_value", "tool_failure"]
+def turned_off(tool: str, settings: Any, settings_key: str) -> ToolResult | None:
+    """The refusal of a call to ``tool`` while ``<settings_key>.enabled`` is false, else ``None``."""
+    if settings.enabled:
+        return None
+    return ToolResult.refusal("unavailable", f"{tool} is turned off by {settings_key}.enabled", error_kind="disabled")
+
+
+def add_switchable_tool(pegboard: Pegboard, tool: Tool, settings_key: str, owner: str) -> None:
+    """Add ``tool`` to ``pegboard``, listed as unavailable while ``<settings_key>.enabled`` is
+    false in that instance's settings (so each ``Pegboard`` reads its own config)."""
+
+    def unavailable() -> str | None:
+        return None if pegboard.settings(settings_key).enabled else f"turned off by {settings_key}.enabled"
+
+    pegboard.add_tool(dataclasses.replace(tool, availability=unavailable), owner=owner)
+
+
+__all__ = ["add_switchable_tool", "config_value", "tool_failure", "turned_off"]
