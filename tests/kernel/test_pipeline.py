@@ -272,3 +272,15 @@ async def test_a_session_hook_that_raises_is_reported_as_a_notice() -> None:
 
     answers = await board(plugin_with_hooks(session_end=session_end)).fire("session_end", session_id="s", reason="exit")
     assert [a.notices for a in answers] == [("session_end hook of HookPlugin failed: RuntimeError: cleanup failed",)]
+
+
+async def test_call_and_session_share_their_options_and_refuse_unknown_ones() -> None:
+    pb = board()
+    result = await pb.call("Echo", {"text": "hi"}, agent=None, provider="openai", mode="default", additional_dirs=())
+    assert result.text == "hi"
+    async with pb.session(provider="openai", mode="default", persist=False) as session:
+        assert session.selection.provider == "openai"
+    with pytest.raises(TypeError, match="'providr'"):
+        await pb.call("Echo", {"text": "hi"}, providr="openai")
+    with pytest.raises(TypeError, match="'providr'"):
+        pb.session(providr="openai")
