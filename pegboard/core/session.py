@@ -96,19 +96,20 @@ class CallOptions(TypedDict, total=False):
 
 
 CALL_OPTIONS: frozenset[str] = frozenset(CallOptions.__optional_keys__)
-SELECTION_FIELDS: tuple[str, ...] = ("agent", "provider", "model", "profile", "subagent")
 
 
 def check_call_options(method: str, options: Mapping[str, object]) -> None:
     """Refuse a keyword the shared option set does not have, as a fixed signature would."""
+    if options.keys() <= CALL_OPTIONS:  # the per-call path: no set is built
+        return
     unknown = sorted(options.keys() - CALL_OPTIONS)
-    if unknown:
-        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
+    raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
 
 
 def selection_of(options: Mapping[str, Any]) -> Selection:
     """The :class:`Selection` part of :class:`CallOptions`."""
-    return Selection(*(options.get(name) for name in SELECTION_FIELDS))
+    get = options.get
+    return Selection(get("agent"), get("provider"), get("model"), get("profile"), get("subagent"))
 
 
 @dataclass(frozen=True)
