@@ -14,6 +14,7 @@ from pegboard.core.cli.common import (
     config_options,
     emit_result,
     fail,
+    input_option,
     json_option,
     load_pegboard,
     mode_option,
@@ -62,13 +63,7 @@ def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None)
 
 @click.command("call")
 @click.argument("tool")
-@click.option(
-    "--input",
-    "input_text",
-    default=None,
-    metavar="JSON",
-    help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
-)
+@input_option
 @config_options
 @selection_options
 @wait_mcp_option

@@ -14,6 +14,7 @@ from pegboard.core.cli.common import (
     config_file_option,
     emit_json,
     fail,
+    input_option,
     json_option,
     mode_option,
     parse_json_input,
@@ -89,13 +90,7 @@ def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
 
 @click.command("check")
 @click.argument("tool")
-@click.option(
-    "--input",
-    "input_text",
-    default=None,
-    metavar="JSON",
-    help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
-)
+@input_option
 @config_file_option
 @click.option(
     "--cwd",

@@ -39,6 +39,17 @@ def config_options(fn: F) -> F:
     return config_file_option(fn)
 
 
+def input_option(fn: F) -> F:
+    """``--input JSON``: a tool input (read with :func:`parse_json_input`)."""
+    return click.option(
+        "--input",
+        "input_text",
+        default=None,
+        metavar="JSON",
+        help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
+    )(fn)
+
+
 def mode_option(fn: F) -> F:
     """``--mode``: the permission mode (default: ``permissions.defaultMode``, else ``default``)."""
     from pegboard.core.config import PERMISSION_MODES
