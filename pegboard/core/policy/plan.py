@@ -5,6 +5,7 @@ subagent steps and the provider-policy removals."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from pegboard.core.config import PegboardConfig, SubagentConfig
 from pegboard.core.policy.agents import find_agent, subagent_chain
@@ -15,6 +16,16 @@ from pegboard.core.policy.index import ToolIndex
 from pegboard.core.policy.problems import Problems, unknown_warning
 from pegboard.core.policy.providers import provider_removals, select_by_provider
 from pegboard.core.policy.steps import STEP_AGENT, STEP_ALLOW, STEP_BY_PROVIDER, STEP_PROFILE
+
+
+class PolicySelection(TypedDict, total=False):
+    """Whose tool set: what :func:`plan_policy` and ``resolve_policy`` are asked about."""
+
+    provider: str | None
+    model: str | None
+    agent: str | None
+    profile: str | None
+    subagent: str | None
 
 
 @dataclass

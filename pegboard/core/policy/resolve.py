@@ -2,31 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from pegboard.core.config import PegboardConfig
 from pegboard.core.policy.catalog import PolicyCatalog
 from pegboard.core.policy.decide import decide_all, empty_warning
-from pegboard.core.policy.plan import plan_policy
+from pegboard.core.policy.plan import PolicySelection, plan_policy
 from pegboard.core.policy.result import PolicyResult
 
 
 def resolve_policy(
-    catalog: PolicyCatalog,
-    config: PegboardConfig,
-    *,
-    provider: str | None = None,
-    model: str | None = None,
-    agent: str | None = None,
-    profile: str | None = None,
-    subagent: str | None = None,
+    catalog: PolicyCatalog, config: PegboardConfig, **selection: Unpack[PolicySelection]
 ) -> PolicyResult:
     """Decide, for every tool in ``catalog``, whether this agent on this provider/model sees it.
+
+    ``selection`` is ``provider``, ``model``, ``agent``, ``profile`` and ``subagent`` (each optional).
 
     ``profile`` overrides ``tools.profile`` (the command line's ``--profile``); it does not
     replace an agent's own allowlist. ``subagent`` names an entry of ``config.subagents``;
     its parent (``agent`` if given, else the chain's ``parent``) supplies the starting set.
     """
-    plan = plan_policy(catalog, config, provider=provider, model=model, agent=agent, profile=profile,
-                       subagent=subagent)
+    plan = plan_policy(catalog, config, **selection)
     decisions = decide_all(plan)
     enabled = [d.name for d in decisions if d.enabled]
     if decisions and not enabled:
