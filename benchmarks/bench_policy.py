@@ -24,9 +24,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pegboard.core import policy as policy_module
 from pegboard.core.config import PegboardConfig
 from pegboard.core.policy import PolicyCatalog, PolicyTool, resolve_policy
+from pegboard.core.policy import catalog as catalog_module
 from pegboard.core.tools import name_key
 
 N_TOOLS = 1000
@@ -126,12 +126,12 @@ def main() -> int:
 
     result = resolve_policy(warm_catalog, config, provider="openai", model="gpt-5")
     rows = [("baseline (normalise + set lookup per tool)", measure_ms(baseline, args.repeat))]
-    sharing = policy_module._signature
-    policy_module._signature = lambda catalog: None  # no sharing between catalogs
+    sharing = catalog_module.index_signature
+    catalog_module.index_signature = lambda catalog: None  # no sharing between catalogs
     try:
         rows.append(("resolve_policy, nothing cached", measure_ms(first, args.repeat)))
     finally:
-        policy_module._signature = sharing
+        catalog_module.index_signature = sharing
     rows.append(("resolve_policy, new catalog, same registry", measure_ms(fresh, args.repeat)))
     rows.append(("resolve_policy, same catalog", measure_ms(same, args.repeat)))
     base = rows[0][1][0]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from pegboard.core.configcheck import config_problem
     from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.deferred import deferred_tools_note
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.hostservices import (
         HostServiceError,
@@ -91,6 +92,7 @@ _EXPORTS = {
     "load_config": "pegboard.core.config",
     "config_problem": "pegboard.core.configcheck",
     "HookDecision": "pegboard.core.decisions",
+    "deferred_tools_note": "pegboard.core.deferred",
     "PermissionDecision": "pegboard.core.decisions",
     "ExecBackend": "pegboard.core.execution",
     "ExecError": "pegboard.core.execution",
@@ -223,6 +225,7 @@ __all__ = [
     "ask_host",
     "config_problem",
     "default_data_dir",
+    "deferred_tools_note",
     "find_project_root",
     "has_completion",
     "has_host_service",

@@ -1,4 +1,4 @@
-"""The background-task tools: ``process`` (seed 004), ``TaskOutput`` and ``TaskStop`` (seed 000).
+"""The background-task tools: ``process`` (as in OpenClaw), ``TaskOutput`` and ``TaskStop`` (as in Fuxi Code).
 
 All three work on the session's one task table (``pegboard_toolkit.tasks``), which Bash
 (``run_in_background``), exec (``background`` / ``yieldMs``), Monitor and background subagents

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import ConfigSectionRegister, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_toolkit.runtime_config import BASH_SECTION, HARD_MAX_OUTPUT, shell_binary
 
 
@@ -58,19 +58,17 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
     are returned. Exit code 1 of grep/rg/diff means no matches or differences, not failure. Set
     run_in_background for servers and watchers: the result has a task id and the output file."""
     from pegboard_toolkit.shell import ShellSettings, run_shell, shell_cwd
-    from pegboard_toolkit.shellresult import shell_result
-    from pegboard_toolkit.tasks import TaskError, start_shell_task
+    from pegboard_toolkit.shelltool import empty_command, foreground_result, start_background
 
-    if not input.command.strip():
-        return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
+    if (refusal := empty_command(input.command)) is not None:
+        return refusal
     settings = ShellSettings.load(ctx)
     if input.run_in_background:
-        try:
-            record = await start_shell_task(
-                ctx, kind="bash", command=input.command, description=input.description or input.command[:80]
-            )
-        except (TaskError, ExecError, FileNotFoundError) as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+        record = await start_background(
+            ctx, kind="bash", command=input.command, description=input.description or input.command[:80]
+        )
+        if isinstance(record, ToolResult):
+            return record
         text = f"Command running in background with ID: {record.id}. Output is being written to: {record.output_file}"
         return ToolResult.from_text(
             text,
@@ -88,14 +86,8 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
                 "cwd": str(shell_cwd(ctx, settings)),
             },
         )
-    start_cwd = shell_cwd(ctx, settings)
-    try:
-        outcome = await run_shell(
-            ctx, input.command, settings=settings, timeout_s=settings.timeout_seconds(input.timeout)
-        )
-    except (ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
-    return shell_result(ctx, "Bash", input.command, outcome, start_cwd=start_cwd)
+    run = run_shell(ctx, input.command, settings=settings, timeout_s=settings.timeout_seconds(input.timeout))
+    return await foreground_result(ctx, "Bash", input.command, settings, run)
 
 
 @hookimpl

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from pegboard import ConfigSectionRegister, ExecError, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import ConfigSectionRegister, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_toolkit.runtime_config import EXEC_SECTION, HARD_MAX_OUTPUT, shell_binary
 
 if TYPE_CHECKING:
@@ -78,39 +78,29 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
     result says status "running" with its sessionId; `background: true` backgrounds it at once.
     Manage background sessions with the `process` tool (poll, log, write, kill). Set `pty: true`
     for programs that need a real terminal."""
-    from pegboard_toolkit.shell import ShellSettings, run_shell, shell_cwd
-    from pegboard_toolkit.shellresult import shell_result
-    from pegboard_toolkit.tasks import TaskError, TaskTable, start_shell_task
-    if not input.command.strip():
-        return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
-    from pegboard_toolkit.shell import tool_settings
+    from pegboard_toolkit.shell import ShellSettings, run_shell, tool_settings
+    from pegboard_toolkit.shelltool import empty_command, foreground_result, start_background
+    from pegboard_toolkit.tasks import TaskTable
+
+    if (refusal := empty_command(input.command)) is not None:
+        return refusal
 
     conf = tool_settings(ctx, "exec")
     timeout_s = input.timeout or _int_setting(conf.get("timeoutSec"), DEFAULT_TIMEOUT_S)
     yield_ms = input.yieldMs if input.yieldMs is not None else _int_setting(conf.get("yieldMs"), DEFAULT_YIELD_MS)
     settings = ShellSettings.load(ctx)
-    start_cwd = shell_cwd(ctx, settings)
     if not _process_enabled(ctx):
-        try:
-            outcome = await run_shell(ctx, input.command, settings=settings, timeout_s=timeout_s, pty=input.pty)
-        except (ExecError, FileNotFoundError) as exc:
-            return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
-        result = shell_result(ctx, "exec", input.command, outcome, start_cwd=start_cwd)
+        run = run_shell(ctx, input.command, settings=settings, timeout_s=timeout_s, pty=input.pty)
+        result = await foreground_result(ctx, "exec", input.command, settings, run)
         if result.structured is not None:
             result.structured["status"] = "failed" if result.is_error else "completed"
         return result
-    try:
-        record = await start_shell_task(
-            ctx,
-            kind="exec",
-            command=input.command,
-            description=input.command[:80],
-            stdin=True,
-            pty=input.pty,
-            timeout_s=timeout_s,
-        )
-    except (TaskError, ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+    record = await start_background(
+        ctx, kind="exec", command=input.command, description=input.command[:80], stdin=True, pty=input.pty,
+        timeout_s=timeout_s,
+    )
+    if isinstance(record, ToolResult):
+        return record
     table = TaskTable.of(ctx)
     finished = False if input.background else await table.wait(record.id, yield_ms / 1000)
     current = table.get(record.id) or record

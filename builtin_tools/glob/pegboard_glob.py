@@ -25,6 +25,7 @@ from pegboard_toolkit import (
     walk_files,
 )
 from pegboard_toolkit.toolconfig import config_value as _setting
+from pegboard_toolkit.toolconfig import directory_failure, seconds_setting
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import deny_globs, vcs_exclude_globs
 
@@ -149,21 +150,15 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
         root, rest = _root_and_rest(input, ctx)
     except ValueError as exc:
         return _fail(f"Invalid path: {exc}", "invalid_path")
-    timeout = _setting(ctx, "tools", "glob", "timeout")
-    if timeout is None:
-        timeout = DEFAULT_TIMEOUT
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        return _fail(
-            f"config key tools.glob.timeout: expected a positive number of seconds, found {timeout!r}", "invalid_config"
-        )
+    timeout = seconds_setting(ctx, "glob", DEFAULT_TIMEOUT)
+    if isinstance(timeout, ToolResult):
+        return timeout
     try:
         matcher = compile_glob(rest)
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
-    if not root.exists():
-        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.", "path_not_found")
-    if not root.is_dir():
-        return _fail(f"{root} is not a directory; Glob searches directories (Read reads one file)", "not_a_directory")
+    if (failure := directory_failure(root, ctx, "Glob searches directories (Read reads one file)")) is not None:
+        return failure
     try:
         backend = choose_backend(_setting(ctx, "tools", "glob", "backend"), ctx.env or None)
     except RipgrepUnavailable as exc:

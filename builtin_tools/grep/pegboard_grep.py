@@ -31,6 +31,7 @@ from pegboard_toolkit import (
     walk_files,
 )
 from pegboard_toolkit.toolconfig import config_value as _setting
+from pegboard_toolkit.toolconfig import seconds_setting
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import compile_glob, deny_globs, positive_glob_matches, vcs_exclude_globs
 
@@ -572,13 +573,9 @@ async def grep(input: GrepInput, ctx: ToolContext) -> ToolResult:
         return _fail(str(exc), "rg_unavailable")
     except ValueError as exc:
         return _fail(f"config key tools.grep.backend: {exc}", "invalid_config")
-    timeout = _setting(ctx, "tools", "grep", "timeout")
-    if timeout is None:
-        timeout = DEFAULT_TIMEOUT
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        return _fail(
-            f"config key tools.grep.timeout: expected a positive number of seconds, found {timeout!r}", "invalid_config"
-        )
+    timeout = seconds_setting(ctx, "grep", DEFAULT_TIMEOUT)
+    if isinstance(timeout, ToolResult):
+        return timeout
     try:
         target = resolve_path(input.path, ctx.cwd, ctx.env.get("HOME")) if input.path else Path(ctx.cwd)
     except ValueError as exc:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from pegboard import Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
 from pegboard_toolkit import GlobError, ReadFilter, compile_glob
+from pegboard_toolkit.toolconfig import directory_failure
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 
 MAX_ENTRIES = 1000
@@ -95,10 +96,8 @@ async def ls(input: LSInput, ctx: ToolContext) -> ToolResult:
         matchers = [compile_glob(g.rstrip("/")) for g in input.ignore if g.strip()]
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
-    if not root.exists():
-        return _fail(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.", "path_not_found")
-    if not root.is_dir():
-        return _fail(f"{root} is not a directory; use Read to read a file", "not_a_directory")
+    if (failure := directory_failure(root, ctx, "use Read to read a file")) is not None:
+        return failure
     try:
         names = os.listdir(root)
     except PermissionError:

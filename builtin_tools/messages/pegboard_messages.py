@@ -6,7 +6,7 @@ the host's ``deliver_message`` hook. A message from another agent is information
 approval. A name that resolves to a different session than it did earlier in this
 conversation is refused rather than delivered to a stranger.
 
-``sessions_send`` with a wait is an exchange (seed 004): the target's reply goes back to the
+``sessions_send`` with a wait is an exchange (as in OpenClaw): the target's reply goes back to the
 sender, whose answer goes to the target, and so on, up to ``session.agentToAgent.maxPingPongTurns``
 turns or until a side answers ``REPLY_SKIP``; then the target is asked to announce the
 exchange (``ANNOUNCE_SKIP``: say nothing). That runs after the tool has returned: its

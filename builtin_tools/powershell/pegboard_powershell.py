@@ -1,6 +1,6 @@
 """The built-in ``PowerShell`` tool: one PowerShell command per call, like Bash.
 
-Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, the seed's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
+Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, Fuxi Code's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
 or ``tools.powershell.enabled``), and available only where ``pwsh`` 7+ is on ``PATH``.
 Limits, cwd carry-over and exit-code meaning are Bash's; the run is in
 ``pegboard_toolkit.powershell``.
@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pegboard import (
     ConfigSection,
     ConfigSectionRegister,
-    ExecError,
     Subjects,
     ToolContext,
     ToolRegister,
@@ -84,8 +83,8 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
     The working directory carries over between calls while it stays inside the project; the
     timeout and output limits are Bash's. Exit code 1 of grep/git grep/git diff is not failure."""
     from pegboard_toolkit.powershell import find_pwsh, opted_in, respects_policy, run_powershell
-    from pegboard_toolkit.shell import ShellSettings, shell_cwd
-    from pegboard_toolkit.shellresult import shell_result
+    from pegboard_toolkit.shell import ShellSettings
+    from pegboard_toolkit.shelltool import empty_command, foreground_result
 
     conf = section(ctx, "tools.powershell")
     env = {**os.environ, **dict(ctx.env)}
@@ -93,20 +92,15 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.refusal(
             "tool_error", "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
             "FUXI_CODE_USE_POWERSHELL_TOOL=1) or tools.powershell.enabled = true", error_kind="not_enabled")
-    if not input.command.strip():
-        return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
+    if (refusal := empty_command(input.command)) is not None:
+        return refusal
     pwsh, why = find_pwsh(env.get("PATH", ""))
     if pwsh is None:
         return ToolResult.refusal("tool_error", why or "pwsh is not available", error_kind="unavailable")
     settings = ShellSettings.load(ctx)
-    start_cwd = shell_cwd(ctx, settings)
-    try:
-        outcome = await run_powershell(ctx, input.command, pwsh=pwsh, settings=settings,
-                                       timeout_s=settings.timeout_seconds(input.timeout),
-                                       respect_policy=respects_policy(env, conf))
-    except (ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
-    return shell_result(ctx, "PowerShell", input.command, outcome, start_cwd=start_cwd)
+    run = run_powershell(ctx, input.command, pwsh=pwsh, settings=settings,
+                         timeout_s=settings.timeout_seconds(input.timeout), respect_policy=respects_policy(env, conf))
+    return await foreground_result(ctx, "PowerShell", input.command, settings, run)
 
 
 @hookimpl

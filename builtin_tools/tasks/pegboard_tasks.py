@@ -1,14 +1,14 @@
 """The task list tools: TaskCreate, TaskGet, TaskList, TaskUpdate, task_complete, and TodoWrite.
 
 Tasks live in a list with stable ids, dependencies (``blocks`` / ``blockedBy``) and a
-status. The list is the session's by default; seed 003's spellings (``task_create``,
+status. The list is the session's by default; Anyy's spellings (``task_create``,
 ``task_list``, ``task_update``, ``task_complete``) work over a durable user-scope list that
 outlives sessions (a SQLite file in the data directory). A whole list is one stored value
 changed in one transaction, so two processes never lose a change and a dependency cycle is
 checked against what is really stored.
 
 TodoWrite replaces the whole session to-do list at once. Exactly one family is enabled:
-the Task tools unless ``PEGBOARD_ENABLE_TASKS`` (or the seed's ``FUXI_CODE_ENABLE_TASKS``)
+the Task tools unless ``PEGBOARD_ENABLE_TASKS`` (or Fuxi Code's ``FUXI_CODE_ENABLE_TASKS``)
 is ``0``, or the setting ``tools.tasks.enabled`` is ``false``; then TodoWrite.
 Every change is a ``tasks_changed`` session event.
 """
@@ -154,7 +154,7 @@ def user_state(pegboard: Pegboard) -> SessionState:
 
 
 def choose_scope(ctx: ToolContext, given: Scope | None, seed_default: Scope | None = None) -> Scope:
-    """``scope`` if given; seed 003's spellings (``task_create``) mean the user list; else the setting."""
+    """``scope`` if given; Anyy's spellings (``task_create``) mean the user list; else the setting."""
     if given is not None:
         return given
     if seed_default is not None:

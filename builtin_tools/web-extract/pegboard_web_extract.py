@@ -1,4 +1,4 @@
-"""The built-in ``web_extract`` tool (seed 003): the readable content of several public URLs
+"""The built-in ``web_extract`` tool (as in Anyy): the readable content of several public URLs
 as structured results, one per URL, fetched concurrently under a per-call cap.
 
 Same guard, limits and cache as WebFetch (``pegboard_toolkit.webpages``); every URL is a
@@ -7,7 +7,6 @@ permission subject judged by ``WebFetch(domain:...)`` rules.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -23,8 +22,9 @@ from pegboard import (
     hookimpl,
     tool,
 )
+from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
 from pegboard_toolkit.webfetch import WIDENING, WebFetchSettings
-from pegboard_toolkit.webpages import LoadedPage, cut, error_kind_of, load_page, prepare_url
+from pegboard_toolkit.webpages import LoadedPage, cut, error_kind_of, fetch_page
 
 SETTINGS_KEY = "tools.web.extract"
 OWNER = "pegboard-web-extract"
@@ -54,8 +54,7 @@ async def _one(ctx: ToolContext, url: str, mode: Literal["markdown", "text"], li
                settings: ExtractSettings) -> dict[str, Any]:
     item: dict[str, Any] = {"url": url, "final_url": None, "title": None, "text": None, "links": [], "error": None}
     try:
-        prepared = await prepare_url(ctx, url, settings, SETTINGS_KEY)
-        page = await load_page(ctx, prepared, mode, settings, SETTINGS_KEY)
+        page = await fetch_page(ctx, url, mode, settings, SETTINGS_KEY)
     except Exception as exc:
         kind = error_kind_of(exc)
         if kind is None:
@@ -105,9 +104,8 @@ async def web_extract(input: WebExtractInput, ctx: ToolContext) -> ToolResult:
     import anyio
 
     settings: ExtractSettings = ctx.settings(SETTINGS_KEY)
-    if not settings.enabled:
-        return ToolResult.refusal("unavailable", f"web_extract is turned off by {SETTINGS_KEY}.enabled",
-                                  error_kind="disabled")
+    if (refusal := turned_off("web_extract", settings, SETTINGS_KEY)) is not None:
+        return refusal
     limit = min(input.maxChars or settings.defaultMaxChars, settings.maxCharsCap)
     results: list[dict[str, Any]] = [{} for _ in input.urls]
     gate = anyio.Semaphore(settings.maxConcurrency)
@@ -140,8 +138,4 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
-    def unavailable() -> str | None:
-        settings: ExtractSettings = pegboard.settings(SETTINGS_KEY)
-        return None if settings.enabled else f"turned off by {SETTINGS_KEY}.enabled"
-
-    pegboard.add_tool(dataclasses.replace(web_extract, availability=unavailable), owner=OWNER)
+    add_switchable_tool(pegboard, web_extract, SETTINGS_KEY, OWNER)

@@ -1,4 +1,4 @@
-"""The built-in ``WebFetch`` tool (``web_fetch`` in seed 004's spelling): one URL's readable
+"""The built-in ``WebFetch`` tool (``web_fetch`` in OpenClaw's spelling): one URL's readable
 content, or a small model's answer to a prompt over it.
 
 Written only against Pegboard's public API and ``pegboard-toolkit``. The tool is bound to
@@ -7,7 +7,6 @@ each ``Pegboard`` when it is ready, so its availability reads that instance's se
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -25,8 +24,9 @@ from pegboard import (
     request_completion,
     tool,
 )
+from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
 from pegboard_toolkit.webfetch import WIDENING, WebFetchSettings
-from pegboard_toolkit.webpages import LoadedPage, cut, error_result, load_page, prepare_url
+from pegboard_toolkit.webpages import LoadedPage, cut, error_result, fetch_page
 
 SETTINGS_KEY = "tools.web.fetch"
 OWNER = "pegboard-web-fetch"
@@ -99,12 +99,10 @@ async def web_fetch(input: WebFetchInput, ctx: ToolContext) -> ToolResult:
     names the new URL; fetch it with a second call. For pages that need JavaScript, use a
     browser tool instead."""
     settings = _settings(ctx)
-    if not settings.enabled:
-        return ToolResult.refusal("unavailable", f"WebFetch is turned off by {SETTINGS_KEY}.enabled",
-                                  error_kind="disabled")
+    if (refusal := turned_off("WebFetch", settings, SETTINGS_KEY)) is not None:
+        return refusal
     try:
-        url = await prepare_url(ctx, input.url, settings, SETTINGS_KEY)
-        page = await load_page(ctx, url, input.extractMode, settings, SETTINGS_KEY)
+        page = await fetch_page(ctx, input.url, input.extractMode, settings, SETTINGS_KEY)
     except Exception as exc:
         from pegboard_toolkit.webpages import error_kind_of
 
@@ -152,8 +150,4 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
-    def unavailable() -> str | None:
-        settings: WebFetchSettings = pegboard.settings(SETTINGS_KEY)
-        return None if settings.enabled else f"turned off by {SETTINGS_KEY}.enabled"
-
-    pegboard.add_tool(dataclasses.replace(web_fetch, availability=unavailable), owner=OWNER)
+    add_switchable_tool(pegboard, web_fetch, SETTINGS_KEY, OWNER)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
@@ -19,7 +19,16 @@ from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDe
 from pegboard.core.projection import secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
-from pegboard.core.session import Session, SessionError, SessionEvent, new_session_id, validate_session_id
+from pegboard.core.session import (
+    CallOptions,
+    Session,
+    SessionError,
+    SessionEvent,
+    check_call_options,
+    new_session_id,
+    selection_of,
+    validate_session_id,
+)
 from pegboard.core.state import Stash
 from pegboard.core.store import MemorySessionStore, SessionRecord, SessionStore
 from pegboard.core.tools import Tool, ToolContext, name_key
@@ -466,44 +475,30 @@ class Pegboard:
         )
 
     async def call(
-        self,
-        name: str,
-        tool_input: Any = None,
-        *,
-        agent: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        profile: str | None = None,
-        subagent: str | None = None,
-        cwd: Path | str | None = None,
-        mode: str | None = None,
-        additional_dirs: Sequence[Path | str] = (),
-        session_id: str | None = None,
-        tool_use_id: str | None = None,
-        approver: Approver | None = None,
+        self, name: str, tool_input: Any = None, *, tool_use_id: str | None = None, **options: Unpack[CallOptions]
     ) -> ToolResult:
         """Run one call through the whole pipeline. Never raises for anything a caller sends.
 
+        ``options`` are those of :meth:`session` (:class:`~pegboard.core.session.CallOptions`).
         The call runs in an in-memory session (``session_id``, or this instance's default
         one) that is not persisted; use :meth:`session` for state that outlives the process.
         """
+        check_call_options("call", options)
         try:
-            session = self._memory_session(session_id)
+            session = self._memory_session(options.get("session_id"))
         except SessionError as exc:
             return ToolResult.refusal("invalid_input", str(exc))
-        from pegboard.core.session import Selection
-
-        selection = Selection(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+        cwd = options.get("cwd")
         return await self._run_call(
             session,
             name,
             tool_input,
-            selection=selection,
+            selection=selection_of(options),
             cwd=Path(cwd) if cwd is not None else self.cwd,
-            mode=mode,
-            additional_dirs=tuple(Path(d) for d in additional_dirs),
+            mode=options.get("mode"),
+            additional_dirs=tuple(Path(d) for d in options.get("additional_dirs", ())),
             tool_use_id=tool_use_id,
-            approver=approver,
+            approver=options.get("approver"),
         )
 
     async def _call_in_session(
@@ -647,20 +642,7 @@ class Pegboard:
         return found
 
     def session(
-        self,
-        *,
-        agent: str | None = None,
-        provider: str | None = None,
-        model: str | None = None,
-        profile: str | None = None,
-        subagent: str | None = None,
-        cwd: Path | str | None = None,
-        mode: str | None = None,
-        additional_dirs: Sequence[Path | str] = (),
-        session_id: str | None = None,
-        approver: Approver | None = None,
-        owner: str | None = None,
-        persist: bool = True,
+        self, *, owner: str | None = None, persist: bool = True, **options: Unpack[CallOptions]
     ) -> Session:
         """Open a session (``async with pb.session(...) as s``): one conversation's calls.
 
@@ -668,8 +650,14 @@ class Pegboard:
         persisted slot come back; arguments given here override the stored choices); an
         unknown id creates a session with that id. ``owner`` names who may resume it
         (``pegboard serve`` passes the MCP session or token); another owner gets a
-        ``SessionError``. ``persist=False`` keeps it in memory only.
+        ``SessionError``. ``persist=False`` keeps it in memory only. ``options`` are those
+        of :meth:`call` (:class:`~pegboard.core.session.CallOptions`).
         """
+        check_call_options("session", options)
+        session_id = options.get("session_id")
+        mode = options.get("mode")
+        cwd = options.get("cwd")
+        additional_dirs = options.get("additional_dirs", ())
         if session_id is not None:
             validate_session_id(session_id)
         if mode is not None:
@@ -684,14 +672,7 @@ class Pegboard:
         existing = store.load(sid) if session_id is not None else None
         if existing is not None and existing.owner is not None and existing.owner != owner:
             raise SessionError(f"session {sid!r} belongs to another client; open a new session instead")
-        wanted: dict[str, Any] = {
-            "agent": agent,
-            "provider": provider,
-            "model": model,
-            "profile": profile,
-            "subagent": subagent,
-            "mode": mode,
-        }
+        wanted: dict[str, Any] = {**selection_of(options).as_kwargs(), "mode": mode}
         if cwd is not None:
             wanted["cwd"] = str(Path(cwd).resolve())
         if additional_dirs:
@@ -710,7 +691,8 @@ class Pegboard:
                 store.save(record)
         quota = int(self.config.sessions.result_quota_mib * 1024 * 1024)
         session = Session(
-            self, record, store, persisted=persist, approver=approver, resumed=existing is not None, result_quota=quota
+            self, record, store, persisted=persist, approver=options.get("approver"), resumed=existing is not None,
+            result_quota=quota,
         )
         self._open_sessions[session.id + f"#{id(session)}"] = session
         if self.hooks.has("session_opened"):

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from pegboard.core.session import Session
 
 
+def deferred_tools_note(names: Sequence[str]) -> str:
+    """The one line that names the deferred tools not loaded yet (a prompt, or the loader
+    tool's description under ``pegboard serve``), or ``""`` when there are none."""
+    if not names:
+        return ""
+    return "Deferred tools (search for them to load their definitions): " + ", ".join(names)
+
+
 class DeferredTools:
     """Which deferred tools are visible, given a session's loaded set.
 

@@ -1,6 +1,6 @@
 """The prompt channel: the human-readable tool list an agent's system prompt carries.
 
-Seed 004 presents tools in two parallel channels: the structured definitions sent to the
+OpenClaw presents tools in two parallel channels: the structured definitions sent to the
 model API (``Pegboard.schema``) and a readable list with guidance in the system prompt.
 A tool that appears in neither cannot be called. This module renders the second channel
 from the same policy result as the first, so the two always name the same tools.
@@ -67,5 +67,7 @@ def render_prompt(
     else:
         pending = pegboard.deferred.pending(pegboard.enabled_tools(**selection), session_id)
     if pending:
-        text += f"\nDeferred tools (search for them to load their definitions): {', '.join(pending)}\n"
+        from pegboard.core.deferred import deferred_tools_note
+
+        text += f"\n{deferred_tools_note(pending)}\n"
     return text

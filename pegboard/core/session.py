@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pegboard.core.state import MapKey, SessionKey, SessionState
 from pegboard.core.store import DEFAULT_RESULT_QUOTA, SessionRecord, SessionStore, StoredResult
@@ -76,6 +76,40 @@ class Selection:
             "profile": self.profile,
             "subagent": self.subagent,
         }
+
+
+class CallOptions(TypedDict, total=False):
+    """The keyword options ``Pegboard.call`` and ``Pegboard.session`` share: whose tool set
+    (the :class:`Selection` fields), where and in which permission mode the calls run, which
+    session they belong to and who approves what a rule asks about."""
+
+    agent: str | None
+    provider: str | None
+    model: str | None
+    profile: str | None
+    subagent: str | None
+    cwd: Path | str | None
+    mode: str | None
+    additional_dirs: Sequence[Path | str]
+    session_id: str | None
+    approver: Approver | None
+
+
+CALL_OPTIONS: frozenset[str] = frozenset(CallOptions.__optional_keys__)
+
+
+def check_call_options(method: str, options: Mapping[str, object]) -> None:
+    """Refuse a keyword the shared option set does not have, as a fixed signature would."""
+    if options.keys() <= CALL_OPTIONS:  # the per-call path: no set is built
+        return
+    unknown = sorted(options.keys() - CALL_OPTIONS)
+    raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
+
+
+def selection_of(options: Mapping[str, Any]) -> Selection:
+    """The :class:`Selection` part of :class:`CallOptions`."""
+    get = options.get
+    return Selection(get("agent"), get("provider"), get("model"), get("profile"), get("subagent"))
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
-"""The ``coding`` tool profile: seed 004's list (files, runtime, sessions, memory, image), plus
-``cron`` (as in the catalog the seed's docs describe) and ``tool_result_read`` so that results
+"""The ``coding`` tool profile: OpenClaw's list (files, runtime, sessions, memory, image), plus
+``cron`` (as in the catalog OpenClaw's docs describe) and ``tool_result_read`` so that results
 cut to their limit can be read on (its notes point at it).
 
-Entries are group and tool names as the seeds give them; names compare without case,
+Entries are group and tool names as the agents' tool references spell them; names compare without case,
 ``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
 expand to whatever tools declare them. Entries naming tools that are not installed
 are not an error: they simply match nothing.

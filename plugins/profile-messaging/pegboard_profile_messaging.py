@@ -1,7 +1,7 @@
-"""The ``messaging`` tool profile: seed 004's list (messaging tools and session messaging), plus
+"""The ``messaging`` tool profile: OpenClaw's list (messaging tools and session messaging), plus
 ``tool_result_read`` so that results cut to their limit can be read on.
 
-Entries are group and tool names as the seeds give them; names compare without case,
+Entries are group and tool names as the agents' tool references spell them; names compare without case,
 ``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
 expand to whatever tools declare them. Entries naming tools that are not installed
 are not an error: they simply match nothing.

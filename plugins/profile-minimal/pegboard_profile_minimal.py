@@ -1,6 +1,6 @@
-"""The ``minimal`` tool profile: session status only (seed 004).
+"""The ``minimal`` tool profile: session status only (as in OpenClaw).
 
-Entries are group and tool names as the seeds give them; names compare without case,
+Entries are group and tool names as the agents' tool references spell them; names compare without case,
 ``_`` and ``-`` (``session_status`` names a tool called ``SessionStatus``), and groups
 expand to whatever tools declare them. Entries naming tools that are not installed
 are not an error: they simply match nothing.

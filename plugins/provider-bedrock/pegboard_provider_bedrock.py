@@ -1,4 +1,4 @@
-"""Amazon Bedrock provider policy (seed 000): tools that cannot work there are removed, each with the
+"""Amazon Bedrock provider policy: tools that cannot work there are removed, each with the
 reason the tool reference gives.
 
 Amazon Bedrock: the tools that need Anthropic-hosted infrastructure or a fuxi.ai plan are removed,

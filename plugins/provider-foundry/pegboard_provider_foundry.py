@@ -1,5 +1,5 @@
-"""Microsoft Foundry provider policy (seed 000): tools that cannot work there are removed, each with
-the reason the tool reference gives.
+"""Microsoft Foundry provider policy: tools that cannot work there are removed, each with
+the reason Fuxi Code's tool reference gives.
 
 Microsoft Foundry: the tools that need Anthropic-hosted infrastructure or a fuxi.ai plan are
 removed. The schemas are the Anthropic dialect, so no transform is needed.

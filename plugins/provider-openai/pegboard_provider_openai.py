@@ -1,6 +1,6 @@
 """OpenAI provider policy: ApplyPatch only on OpenAI models, and strict function schemas.
 
-- ``ApplyPatch`` (``apply_patch``) exists only for OpenAI models (seed 004): the policy
+- ``ApplyPatch`` (``apply_patch``) exists only for OpenAI models (as in OpenClaw): the policy
   declares it ``exclusive``, so the tool policy removes it for every other provider, unless
   ``tools.exec.applyPatch.allModels`` is true.
 - Schemas: OpenAI's strict function calling constrains the model's arguments to the

@@ -1,5 +1,5 @@
-"""Google Cloud's Agent Platform provider policy (seed 000): tools that cannot work there are removed,
-each with the reason the tool reference gives.
+"""Google Cloud's Agent Platform provider policy: tools that cannot work there are removed,
+each with the reason Fuxi Code's tool reference gives.
 
 Google Cloud's Agent Platform (Vertex AI): the tools that need Anthropic-hosted infrastructure or a
 fuxi.ai plan are removed; WebSearch only on Fuxi 4 and later models. The schemas are the Anthropic

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pegboard import Tool, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard import Tool, ToolContext, ToolRegister, ToolResult, deferred_tools_note, hookimpl, tool
 
 SEARCH_TOOL = "ToolSearch"
 DEFAULT_RESULTS = 5
@@ -55,9 +55,7 @@ def deferred_names(pegboard: Any, tools: Sequence[Tool], session_id: str | None 
 
 def deferred_note(names: Sequence[str]) -> str:
     """The line that lists deferred tools by name (appended to ToolSearch's description)."""
-    if not names:
-        return ""
-    return "Deferred tools (search to load their definitions): " + ", ".join(names)
+    return deferred_tools_note(names)
 
 
 # -- searching -------------------------------------------------------------------------------

@@ -203,6 +203,8 @@ def test_call_sync_works_inside_a_running_loop() -> None:
 def test_nothing_a_caller_sends_raises(name: Any, raw: Any) -> None:
     result = board().call_sync(name, raw)
     assert isinstance(result, ToolResult)
+    if result.is_error:  # a refusal says why: a reason code and a text naming the problem
+        assert result.reason and result.text.strip()
 
 
 async def test_invalid_updated_output_is_reported_and_the_result_kept() -> None:
@@ -270,3 +272,15 @@ async def test_a_session_hook_that_raises_is_reported_as_a_notice() -> None:
 
     answers = await board(plugin_with_hooks(session_end=session_end)).fire("session_end", session_id="s", reason="exit")
     assert [a.notices for a in answers] == [("session_end hook of HookPlugin failed: RuntimeError: cleanup failed",)]
+
+
+async def test_call_and_session_share_their_options_and_refuse_unknown_ones() -> None:
+    pb = board()
+    result = await pb.call("Echo", {"text": "hi"}, agent=None, provider="openai", mode="default", additional_dirs=())
+    assert result.text == "hi"
+    async with pb.session(provider="openai", mode="default", persist=False) as session:
+        assert session.selection.provider == "openai"
+    with pytest.raises(TypeError, match="'providr'"):
+        await pb.call("Echo", {"text": "hi"}, providr="openai")
+    with pytest.raises(TypeError, match="'providr'"):
+        pb.session(providr="openai")

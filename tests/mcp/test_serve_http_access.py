@@ -140,6 +140,8 @@ names = st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,10}){0,3}", full
 def test_checks_never_raise(text: str) -> None:
     assert isinstance(ACCESS.host_allowed(text), bool)
     assert isinstance(ACCESS.origin_allowed(text), bool)
+    if ACCESS.host_allowed(text):  # only the bound address or a listed name gets in
+        assert any(name in text.lower() for name in ("127.0.0.2", "mcp.example.com", "localhost", "127.0.0.1"))
     refused = ACCESS.check_headers({"host": text, "origin": text})
     assert refused is None or refused.status in (421, 403)
 

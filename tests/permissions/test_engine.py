@@ -66,12 +66,14 @@ def test_tool_name_globs() -> None:
     assert bash(e, "npm publish") == "ask"
 
 
-def test_mcp_server_level_rules_compare_server_names_exactly() -> None:
-    e = engine(allow=["mcp__foo"])
-    assert decide(e, "mcp__foo__anything") == "allow"
-    assert decide(e, "mcp__foo_bar__x") == "ask"
-    assert decide(e, "mcp__foo.bar__x") == "ask"
-    assert decide(engine(deny=["mcp__foo"]), "mcp__foo__x") == "deny"
+@pytest.mark.parametrize(("rules", "tool", "expect"), [
+    ({"allow": ["mcp__foo"]}, "mcp__foo__anything", "allow"),
+    ({"allow": ["mcp__foo"]}, "mcp__foo_bar__x", "ask"),
+    ({"allow": ["mcp__foo"]}, "mcp__foo.bar__x", "ask"),
+    ({"deny": ["mcp__foo"]}, "mcp__foo__x", "deny"),
+])
+def test_mcp_server_level_rules_compare_server_names_exactly(rules: dict[str, Any], tool: str, expect: str) -> None:
+    assert decide(engine(**rules), tool) == expect
 
 
 def test_parameter_rules_deny_and_ask_only() -> None:
@@ -195,14 +197,13 @@ def test_default_mode_from_config_and_bypass_disable() -> None:
 
 # -- working directories and paths ----------------------------------------------------------
 
-def test_additional_dirs_and_prefix_siblings() -> None:
+@pytest.mark.parametrize(("file_path", "expect"), [
+    ("/data/x", "allow"), ("/shared/x", "allow"), ("/home/u/notes/a", "allow"), ("/proj-evil/x", "ask"),
+    ("/data2/x", "ask"), ("/proj/../etc/passwd", "ask"),
+])
+def test_additional_dirs_and_prefix_siblings(file_path: str, expect: str) -> None:
     e = engine(add=["/data"], extra={"additionalDirectories": ["../shared", "~/notes"]})
-    assert decide(e, "Read", file_path="/data/x") == "allow"
-    assert decide(e, "Read", file_path="/shared/x") == "allow"
-    assert decide(e, "Read", file_path="/home/u/notes/a") == "allow"
-    assert decide(e, "Read", file_path="/proj-evil/x") == "ask"
-    assert decide(e, "Read", file_path="/data2/x") == "ask"
-    assert decide(e, "Read", file_path="/proj/../etc/passwd") == "ask"
+    assert decide(e, "Read", file_path=file_path) == expect
 
 
 def test_path_anchors() -> None:
@@ -222,26 +223,31 @@ def test_path_anchors() -> None:
     assert decide(e, "Read", file_path="/proj/sub/a/build/x") == "deny"  # deny: single segment any depth
 
 
-def test_allow_single_segment_is_anchored_and_strict_case() -> None:
+@pytest.mark.parametrize(("file_path", "expect"), [
+    ("/proj/src/a.py", "allow"), ("/proj/lib/src/a.py", "ask"), ("/proj/SRC/a.py", "ask"),
+])
+def test_allow_single_segment_is_anchored_and_strict_case(file_path: str, expect: str) -> None:
     e = engine(allow=["Edit(src/**)"])
-    assert decide(e, "Edit", file_path="/proj/src/a.py", old_string="a", new_string="b") == "allow"
-    assert decide(e, "Edit", file_path="/proj/lib/src/a.py", old_string="a", new_string="b") == "ask"
-    assert decide(e, "Edit", file_path="/proj/SRC/a.py", old_string="a", new_string="b") == "ask"
+    assert decide(e, "Edit", file_path=file_path, old_string="a", new_string="b") == expect
 
 
-def test_windows_paths_are_normalised() -> None:
+@pytest.mark.parametrize(("tool", "file_path", "expect"), [
+    ("Read", "C:\\proj\\secrets\\a.txt", "deny"),
+    ("Read", "c:/PROJ/Secrets/a.txt", "deny"),
+    ("Write", "C:\\proj\\build\\out.js", "deny"),
+    ("Read", "C:\\proj\\src\\a.txt", "allow"),
+])
+def test_windows_paths_are_normalised(tool: str, file_path: str, expect: str) -> None:
     e = engine(deny=["Read(secrets/**)", "Edit(C:\\proj\\build\\**)"], cwd="C:\\proj")
-    assert decide(e, "Read", file_path="C:\\proj\\secrets\\a.txt") == "deny"
-    assert decide(e, "Read", file_path="c:/PROJ/Secrets/a.txt") == "deny"
-    assert decide(e, "Write", file_path="C:\\proj\\build\\out.js", content="") == "deny"
-    assert decide(e, "Read", file_path="C:\\proj\\src\\a.txt") == "allow"
+    extra = {"content": ""} if tool == "Write" else {}
+    assert decide(e, tool, file_path=file_path, **extra) == expect
 
 
-def test_glob_tool_pattern_cannot_escape() -> None:
-    e = engine()
-    assert decide(e, "Glob", pattern="../../etc/*") == "ask"
-    assert decide(e, "Glob", pattern="/etc/**") == "ask"
-    assert decide(e, "Glob", pattern="src/**/*.py") == "allow"
+@pytest.mark.parametrize(("pattern", "expect"), [
+    ("../../etc/*", "ask"), ("/etc/**", "ask"), ("src/**/*.py", "allow"),
+])
+def test_glob_tool_pattern_cannot_escape(pattern: str, expect: str) -> None:
+    assert decide(engine(), "Glob", pattern=pattern) == expect
 
 
 # -- scopes ---------------------------------------------------------------------------------
@@ -278,18 +284,24 @@ def test_source_is_scope_without_path() -> None:
 
 # -- WebFetch -------------------------------------------------------------------------------
 
-def test_webfetch_domains() -> None:
+@pytest.mark.parametrize(("url", "expect"), [
+    ("https://EXAMPLE.com./x", "allow"),
+    ("https://a.example.com/", "ask"),
+    ("https://corp.example/", "ask"),
+    ("https://x.y.corp.example/", "allow"),
+    ("https://docs.python.org/3/", "deny"),
+    ("https://developer.mozilla.org/", "allow"),
+    ("https://example.com\\@evil.net/", "ask"),
+    ("https://evil.net\\@example.com/", "ask"),
+    ("not a url", "ask"),
+])
+def test_webfetch_domains(url: str, expect: str) -> None:
     e = engine(allow=["WebFetch(domain:Example.COM.)", "WebFetch(domain:*.corp.example)"],
                deny=["WebFetch(domain:docs.python.org)"])
-    assert decide(e, "WebFetch", url="https://EXAMPLE.com./x", prompt="p") == "allow"
-    assert decide(e, "WebFetch", url="https://a.example.com/", prompt="p") == "ask"
-    assert decide(e, "WebFetch", url="https://corp.example/", prompt="p") == "ask"
-    assert decide(e, "WebFetch", url="https://x.y.corp.example/", prompt="p") == "allow"
-    assert decide(e, "WebFetch", url="https://docs.python.org/3/", prompt="p") == "deny"
-    assert decide(e, "WebFetch", url="https://developer.mozilla.org/", prompt="p") == "allow"
-    assert decide(e, "WebFetch", url="https://example.com\\@evil.net/", prompt="p") == "ask"
-    assert decide(e, "WebFetch", url="https://evil.net\\@example.com/", prompt="p") == "ask"
-    assert decide(e, "WebFetch", url="not a url", prompt="p") == "ask"
+    assert decide(e, "WebFetch", url=url, prompt="p") == expect
+
+
+def test_webfetch_ask_rule_by_domain() -> None:
     assert decide(engine(ask=["WebFetch(domain:react.dev)"]), "WebFetch", url="https://react.dev/", prompt="") == "ask"
 
 
@@ -411,22 +423,27 @@ def test_wildcards_and_word_boundaries() -> None:
     assert bash(e, "git push origin main; rm -rf x") == "ask"
 
 
-def test_acceptedits_filesystem_commands() -> None:
-    e = engine(mode="acceptEdits", add=["/data"])
-    assert bash(e, "mkdir -p build && touch build/x && cp a b && mv b c") == "allow"
-    assert bash(e, "mkdir /tmp/x") == "ask"
-    assert bash(e, "touch .git/hooks/pre-commit") == "ask"
-    assert bash(e, "cp a /data/b") == "allow"
-    assert bash(e, "rm -rf /data/*") == "ask"
+@pytest.mark.parametrize(("command", "expect"), [
+    ("mkdir -p build && touch build/x && cp a b && mv b c", "allow"),
+    ("mkdir /tmp/x", "ask"),
+    ("touch .git/hooks/pre-commit", "ask"),
+    ("cp a /data/b", "allow"),
+    ("rm -rf /data/*", "ask"),
+])
+def test_acceptedits_filesystem_commands(command: str, expect: str) -> None:
+    assert bash(engine(mode="acceptEdits", add=["/data"]), command) == expect
 
 
-def test_redirect_targets_use_edit_rules() -> None:
+@pytest.mark.parametrize(("command", "expect"), [
+    ("echo hi > logs/a.txt", "allow"),
+    ("echo hi > out.txt", "ask"),
+    ("echo hi > secrets/a", "deny"),
+    ("echo hi > ~/x", "ask"),
+    ("echo hi > $OUT", "ask"),
+])
+def test_redirect_targets_use_edit_rules(command: str, expect: str) -> None:
     e = engine(allow=["Bash(echo *)", "Edit(logs/**)"], deny=["Edit(secrets/**)"])
-    assert bash(e, "echo hi > logs/a.txt") == "allow"
-    assert bash(e, "echo hi > out.txt") == "ask"
-    assert bash(e, "echo hi > secrets/a") == "deny"
-    assert bash(e, "echo hi > ~/x") == "ask"
-    assert bash(e, "echo hi > $OUT") == "ask"
+    assert bash(e, command) == expect
 
 
 def test_checker_never_raises_on_odd_inputs() -> None:
@@ -439,14 +456,17 @@ def test_checker_never_raises_on_odd_inputs() -> None:
         assert d.decision in ("ask", "deny"), (tool, data)
 
 
-def test_powershell() -> None:
+@pytest.mark.parametrize(("command", "expect"), [
+    ("gci -Recurse", "allow"),
+    ("GCI; del x", "deny"),
+    ("Get-ChildItem | ForEach-Object { Remove-Item $_ }", "deny"),
+    ("echo $(ri x)", "deny"),
+    ("gci; iex 'x'", "ask"),
+    ("gci 'unterminated", "ask"),
+])
+def test_powershell(command: str, expect: str) -> None:
     e = engine(deny=["PowerShell(Remove-Item *)"], allow=["PowerShell(Get-ChildItem *)"], cwd="C:\\proj")
-    assert decide(e, "PowerShell", command="gci -Recurse") == "allow"
-    assert decide(e, "PowerShell", command="GCI; del x") == "deny"
-    assert decide(e, "PowerShell", command="Get-ChildItem | ForEach-Object { Remove-Item $_ }") == "deny"
-    assert decide(e, "PowerShell", command="echo $(ri x)") == "deny"
-    assert decide(e, "PowerShell", command="gci; iex 'x'") == "ask"
-    assert decide(e, "PowerShell", command="gci 'unterminated") == "ask"
+    assert decide(e, "PowerShell", command=command) == expect
 
 
 @pytest.mark.parametrize("command", ["rm -fr x", "rm -r -f x", "rm --recursive --force x", "rm -R -f x",
@@ -471,16 +491,19 @@ def test_tool_denied_for_tool_lists() -> None:
     assert engine(deny=["Read(.env)"]).is_read_denied("/proj/sub/.env") is True
 
 
-def test_powershell_file_arguments() -> None:
+@pytest.mark.parametrize(("command", "expect"), [
+    ("gc .env", "deny"),
+    ("Get-Content -Path:.env", "deny"),
+    ("echo hi > secrets\\x", "deny"),
+    ("echo hi > out.txt", "ask"),
+    ("gc README.md", "allow"),
+    ("Set-Content .git\\config x", "ask"),
+    ("mytool .env", "ask"),
+])
+def test_powershell_file_arguments(command: str, expect: str) -> None:
     e = engine(deny=["Read(.env)", "Edit(secrets/**)"], allow=["PowerShell(Get-Content *)",
                                                                "PowerShell(Write-Output *)"], cwd="C:\\proj")
-    assert decide(e, "PowerShell", command="gc .env") == "deny"
-    assert decide(e, "PowerShell", command="Get-Content -Path:.env") == "deny"
-    assert decide(e, "PowerShell", command="echo hi > secrets\\x") == "deny"
-    assert decide(e, "PowerShell", command="echo hi > out.txt") == "ask"
-    assert decide(e, "PowerShell", command="gc README.md") == "allow"
-    assert decide(e, "PowerShell", command="Set-Content .git\\config x") == "ask"
-    assert decide(e, "PowerShell", command="mytool .env") == "ask"
+    assert decide(e, "PowerShell", command=command) == expect
 
 
 @pytest.mark.parametrize(("command", "expect"), [

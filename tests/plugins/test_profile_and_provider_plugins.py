@@ -38,7 +38,7 @@ async def _run(input: _In, ctx: ToolContext) -> str:
     return "ok"
 
 
-# Claude-Code-style names (seed 000) plus a few seed-004 names, with the groups they declare
+# Fuxi Code's tool names plus a few of OpenClaw's, with the groups they declare
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "Read": ("fs",), "Write": ("fs",), "Edit": ("fs",), "Glob": ("fs",), "Grep": ("fs",),
     "Bash": ("runtime",), "Monitor": ("runtime",), "WebFetch": ("web",), "WebSearch": ("web",),

@@ -8,7 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard.core.policy import PolicyTool, resolve_policy
+from pegboard.core.policy import PolicyCatalog, PolicyTool, resolve_policy
+from pegboard.core.policy.decide import decide_each, decide_listwise
+from pegboard.core.policy.plan import plan_policy
+from pegboard.core.providers import ProviderPolicy
 from tests.policy.helpers_policy import catalog, config
 
 TOOLS = [
@@ -174,19 +177,47 @@ def test_every_tool_is_decided_once_with_a_step(cfg: dict[str, Any], sel: dict[s
         assert d.step and d.reason
 
 
-@FAST
-@given(configs(), selections)
-def test_fast_path_agrees_with_the_per_tool_path(cfg: dict[str, Any], sel: dict[str, Any]) -> None:
-    from pegboard.core import policy
+NAMES = ["Read", "Write", "Edit", "Bash", "process", "WebFetch", "web_search", "SessionStatus", "message",
+         "Lobster", "Grep", "mcp__github__create_issue", "mcp__github__list_issues", "image"]
+ALIASES = ["exec", "read_file", "session_status", "web_fetch", "patch"]
+GROUP_NAMES = ["fs", "runtime", "web", "messaging", "memory"]
 
-    sel = {**sel, "subagent": None}
-    fast = resolve_policy(CATALOG, config(cfg), **sel)
-    original = policy._decide_all
-    try:
-        policy._decide_all = lambda index, base, narrows, denies, removed, unavailable: [
-            policy._decide(i, index, base, narrows, denies, (), removed, unavailable) for i in range(len(index.tools))
-        ]
-        slow = resolve_policy(CATALOG, config(cfg), **sel)
-    finally:
-        policy._decide_all = original
-    assert fast.decisions == slow.decisions
+
+@st.composite
+def policy_tools(draw: Any) -> list[PolicyTool]:
+    names = draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=len(NAMES)))
+    return [
+        PolicyTool(
+            name,
+            aliases=tuple(draw(st.lists(st.sampled_from(ALIASES), unique=True, max_size=2))),
+            groups=tuple(draw(st.lists(st.sampled_from(GROUP_NAMES), unique=True, max_size=2))),
+            optional=draw(st.booleans()),
+            unavailable=draw(st.sampled_from([None, None, "binary not found"])),
+        )
+        for name in names
+    ]
+
+
+@st.composite
+def policy_catalogs(draw: Any) -> PolicyCatalog:
+    policies = []
+    if draw(st.booleans()):
+        policies.append(ProviderPolicy(
+            "random", providers=[draw(st.sampled_from(["openai", "anthropic", "openai/gpt-5"]))],
+            remove={e: "not here" for e in draw(st.lists(st.sampled_from(ENTRIES), max_size=2))},
+            exclusive=draw(st.lists(st.sampled_from(ENTRIES), max_size=2)),
+        ))
+    return catalog(
+        draw(policy_tools()),
+        {"memory": draw(st.lists(st.sampled_from([*NAMES, "group:fs"]), max_size=3))},
+        {"minimal": ["session_status"], "coding": ["group:fs", "group:runtime", "image"], "full": None},
+        provider_policies=policies,
+    )
+
+
+@FAST
+@given(policy_catalogs(), configs(), selections)
+def test_fast_path_agrees_with_the_per_tool_path(cat: PolicyCatalog, cfg: dict[str, Any], sel: dict[str, Any]) -> None:
+    """The list-wise decisions (taken for speed, see benchmarks/bench_policy.py) are the per-tool ones."""
+    plan = plan_policy(cat, config(cfg), **{**sel, "subagent": None})
+    assert decide_listwise(plan) == decide_each(plan)

@@ -24,7 +24,9 @@ async def read_all(proc: ExecProcess, stream: str = "stdout") -> bytes:
 
 
 def test_it_implements_the_protocols() -> None:
-    assert isinstance(LocalBackend(), ExecBackend)
+    backend = LocalBackend()
+    assert isinstance(backend, ExecBackend)
+    assert backend.name == "local"
 
 
 async def test_merged_and_separate_streams(tmp_path: Path) -> None:

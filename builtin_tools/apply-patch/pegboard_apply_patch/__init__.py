@@ -1,7 +1,7 @@
 """The built-in ``ApplyPatch`` tool (``apply_patch``): add, update, move and delete files from
 one patch, all or nothing.
 
-Optional, as its seed says: offered only when ``tools.exec.applyPatch.enabled`` is true or an
+Optional, as in OpenClaw: offered only when ``tools.exec.applyPatch.enabled`` is true or an
 allowlist names it exactly. Paths stay inside the working directories (the session's cwd
 and its additional directories, symlinks resolved first) unless
 ``tools.exec.applyPatch.workspaceOnly`` is false. Written only against Pegboard's public API

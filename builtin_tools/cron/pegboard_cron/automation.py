@@ -1,4 +1,4 @@
-"""The ``cron`` tool (seed 004): manage jobs and wakeups with actions, over the same jobs as
+"""The ``cron`` tool (OpenClaw's): manage jobs and wakeups with actions, over the same jobs as
 ``CronCreate``.
 
 Actions: ``status``, ``list``, ``add`` (a whole job object), ``update`` (``jobId`` + ``patch``),

@@ -1,5 +1,5 @@
 """``tools.cron``: whether scheduling is on, how many jobs a session may hold, when recurring
-jobs expire. ``PEGBOARD_DISABLE_CRON=1`` (or the seed's ``FUXI_CODE_DISABLE_CRON``) turns the
+jobs expire. ``PEGBOARD_DISABLE_CRON=1`` (or Fuxi Code's ``FUXI_CODE_DISABLE_CRON``) turns the
 tools off as well."""
 
 from __future__ import annotations

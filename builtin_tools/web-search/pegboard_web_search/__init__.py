@@ -1,4 +1,4 @@
-"""The built-in ``WebSearch`` tool (``web_search`` in seeds 003 and 004): titles, URLs and
+"""The built-in ``WebSearch`` tool (``web_search`` in Anyy's and OpenClaw's spelling): titles, URLs and
 snippets from a search backend, filtered by domain, cached for 15 minutes.
 
 Backends are plugins (``register_search_backends``); this distribution ships Brave Search
@@ -25,6 +25,7 @@ from pegboard import (
     hookimpl,
     tool,
 )
+from pegboard_toolkit.toolconfig import turned_off
 from pegboard_toolkit.webcache import WebCache
 from pegboard_toolkit.websearch import (
     SearchBackend,
@@ -127,9 +128,8 @@ async def web_search(input: WebSearchInput, ctx: ToolContext) -> ToolResult:
     blocked_domains removes them; the two cannot be combined in one call. Answers are cached
     for 15 minutes."""
     settings = _settings(ctx)
-    if not settings.enabled:
-        return ToolResult.refusal("unavailable", f"WebSearch is turned off by {SETTINGS_KEY}.enabled",
-                                  error_kind="disabled")
+    if (refusal := turned_off("WebSearch", settings, SETTINGS_KEY)) is not None:
+        return refusal
     backend, why = choose_backend(ctx, _backends_for(ctx))
     if backend is None:
         return ToolResult.refusal("unavailable", f"WebSearch cannot run: {why}", error_kind="search_unavailable")

@@ -14,6 +14,7 @@ from pegboard.core.cli.common import (
     config_options,
     emit_result,
     fail,
+    input_option,
     json_option,
     load_pegboard,
     mode_option,
@@ -21,7 +22,7 @@ from pegboard.core.cli.common import (
     selection_options,
     wait_mcp_option,
 )
-from pegboard.core.session import SessionError
+from pegboard.core.session import Selection, SessionError
 from pegboard.core.store import SessionStoreError
 
 
@@ -62,13 +63,7 @@ def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None)
 
 @click.command("call")
 @click.argument("tool")
-@click.option(
-    "--input",
-    "input_text",
-    default=None,
-    metavar="JSON",
-    help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
-)
+@input_option
 @config_options
 @selection_options
 @wait_mcp_option
@@ -90,11 +85,7 @@ def command(
     input_text: str | None,
     config_files: tuple[Path, ...],
     cwd: Path | None,
-    provider: str | None,
-    model: str | None,
-    agent: str | None,
-    profile: str | None,
-    subagent: str | None,
+    selection: Selection,
     wait_mcp: float | None,
     mode: str | None,
     add_dirs: tuple[Path, ...],
@@ -117,11 +108,7 @@ def command(
                 tool_input,
                 session_id=session_id,
                 show_progress=show_progress,
-                agent=agent,
-                subagent=subagent,
-                provider=provider,
-                model=model,
-                profile=profile,
+                **selection.as_kwargs(),
                 cwd=cwd,
                 mode=mode,
                 additional_dirs=list(add_dirs),

@@ -14,6 +14,7 @@ from pegboard.core.cli.common import (
     config_file_option,
     emit_json,
     fail,
+    input_option,
     json_option,
     mode_option,
     parse_json_input,
@@ -26,7 +27,7 @@ def _near(word: str, choices: list[str]) -> str:
 
 
 def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
-    """``(display name, fields)`` of an installed tool or a seed tool; ``None`` if unknown."""
+    """``(display name, fields)`` of an installed tool or one the families table knows; ``None`` if unknown."""
     from pegboard.core.permissions.families import SEED_TOOLS, canonical_seed_name
 
     if tool is not None:
@@ -89,13 +90,7 @@ def _load(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
 
 @click.command("check")
 @click.argument("tool")
-@click.option(
-    "--input",
-    "input_text",
-    default=None,
-    metavar="JSON",
-    help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
-)
+@input_option
 @config_file_option
 @click.option(
     "--cwd",

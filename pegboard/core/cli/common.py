@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -38,6 +39,17 @@ def config_options(fn: F) -> F:
     return config_file_option(fn)
 
 
+def input_option(fn: F) -> F:
+    """``--input JSON``: a tool input (read with :func:`parse_json_input`)."""
+    return click.option(
+        "--input",
+        "input_text",
+        default=None,
+        metavar="JSON",
+        help="Tool input as JSON, @FILE to read it from a file, or - for standard input.",
+    )(fn)
+
+
 def mode_option(fn: F) -> F:
     """``--mode``: the permission mode (default: ``permissions.defaultMode``, else ``default``)."""
     from pegboard.core.modes import PERMISSION_MODES
@@ -50,19 +62,33 @@ def mode_option(fn: F) -> F:
     )(fn)
 
 
+SELECTION_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("provider", "Provider the tools are for (openai, anthropic, google, ...)."),
+    ("model", "Model id; with --provider selects byProvider 'provider/model' keys."),
+    ("agent", "Agent id from agents.list."),
+    ("profile", "Tool profile to use instead of tools.profile."),
+    ("subagent", "Subagent name from the subagents config."),
+)
+
+
 def selection_options(fn: F) -> F:
-    """``--provider``, ``--model``, ``--agent``, ``--profile``, ``--subagent``: whose tool set."""
-    for name, text in reversed(
-        [
-            ("--provider", "Provider the tools are for (openai, anthropic, google, ...)."),
-            ("--model", "Model id; with --provider selects byProvider 'provider/model' keys."),
-            ("--agent", "Agent id from agents.list."),
-            ("--profile", "Tool profile to use instead of tools.profile."),
-            ("--subagent", "Subagent name from the subagents config."),
-        ]
-    ):
-        fn = click.option(name, default=None, help=text)(fn)
-    return fn
+    """``--provider``, ``--model``, ``--agent``, ``--profile``, ``--subagent``: whose tool set.
+
+    The command receives them as one ``selection`` argument (a ``Selection``), so a choice
+    added here reaches every command without each one listing it again.
+    """
+
+    @functools.wraps(fn)
+    def with_selection(*args: Any, **kwargs: Any) -> Any:
+        from pegboard.core.session import Selection
+
+        chosen = {name: kwargs.pop(name) for name, _ in SELECTION_OPTIONS}
+        return fn(*args, selection=Selection(**chosen), **kwargs)
+
+    command: Callable[..., Any] = with_selection
+    for name, text in reversed(SELECTION_OPTIONS):
+        command = click.option(f"--{name}", name, default=None, help=text)(command)
+    return cast(F, command)
 
 
 WAIT_MCP_ENV = "PEGBOARD_MCP_STARTUP_WAIT"  # read by the MCP client plugin

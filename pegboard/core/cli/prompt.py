@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +17,9 @@ from pegboard.core.cli.common import (
     wait_mcp_option,
 )
 
+if TYPE_CHECKING:
+    from pegboard.core.session import Selection
+
 
 @click.command("prompt")
 @config_options
@@ -25,11 +29,7 @@ from pegboard.core.cli.common import (
 def command(
     config_files: tuple[Path, ...],
     cwd: Path | None,
-    provider: str | None,
-    model: str | None,
-    agent: str | None,
-    profile: str | None,
-    subagent: str | None,
+    selection: Selection,
     wait_mcp: float | None,
     as_json: bool,
 ) -> None:
@@ -41,11 +41,11 @@ def command(
     from pegboard.core.prompt import prompt_entries
 
     pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
-    selection = {"agent": agent, "provider": provider, "model": model, "profile": profile, "subagent": subagent}
-    fail_on_policy_errors(pb, **selection)
-    warnings = pb.tools(**selection).warnings
-    entries = prompt_entries(pb, None, agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
-    text = pb.prompt(**selection)
+    chosen: dict[str, Any] = selection.as_kwargs()
+    fail_on_policy_errors(pb, **chosen)
+    warnings = pb.tools(**chosen).warnings
+    entries = prompt_entries(pb, None, **chosen)
+    text = pb.prompt(**chosen)
     if as_json:
         emit_json(
             {"prompt": text, "tools": [{"name": e.name, "usage": e.usage} for e in entries], "warnings": warnings}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from pegboard.core.cli.common import (
     wait_mcp_option,
 )
 from pegboard.core.render import FORMATTERS
+
+if TYPE_CHECKING:
+    from pegboard.core.session import Selection
 
 
 @click.command("schema")
@@ -35,17 +39,13 @@ def command(
     fmt: str,
     config_files: tuple[Path, ...],
     cwd: Path | None,
-    provider: str | None,
-    model: str | None,
-    agent: str | None,
-    profile: str | None,
-    subagent: str | None,
+    selection: Selection,
     wait_mcp: float | None,
 ) -> None:
     """Print the enabled tools' definitions as JSON in a provider's format."""
     pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
-    fail_on_policy_errors(pb, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent)
+    fail_on_policy_errors(pb, **selection.as_kwargs())
     try:
-        emit_json(pb.schema(fmt, provider=provider, model=model, agent=agent, profile=profile, subagent=subagent))
+        emit_json(pb.schema(fmt, **selection.as_kwargs()))
     except ValueError as exc:
         fail(str(exc), EXIT_USAGE)

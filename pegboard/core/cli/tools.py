@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from pegboard.core.cli.common import (
     wait_mcp_option,
 )
 
+if TYPE_CHECKING:
+    from pegboard.core.session import Selection
+
 
 @click.command("tools")
 @config_options
@@ -28,11 +32,7 @@ from pegboard.core.cli.common import (
 def command(
     config_files: tuple[Path, ...],
     cwd: Path | None,
-    provider: str | None,
-    model: str | None,
-    agent: str | None,
-    profile: str | None,
-    subagent: str | None,
+    selection: Selection,
     wait_mcp: float | None,
     explain: bool,
     as_json: bool,
@@ -42,7 +42,7 @@ def command(
     Exits 1 when a setting failed closed (an unknown profile enables nothing).
     """
     pb = load_pegboard(config_files, cwd, wait_mcp=wait_mcp)
-    result = pb.tools(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+    result = pb.tools(**selection.as_kwargs())
     if as_json:
         data = result.to_json()
         if explain:

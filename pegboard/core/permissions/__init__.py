@@ -1,7 +1,7 @@
 """Permission rules: may this call run — allow, ask or deny with ``Tool(specifier)`` rules.
 
-The package is split by concept: ``rules`` parses rule text, ``families`` holds the seed's
-rule-format table, ``paths`` anchors and matches path patterns, ``bashparse``/``bash`` and
+The package is split by concept: ``rules`` parses rule text, ``families`` holds which
+rule family each tool answers to, ``paths`` anchors and matches path patterns, ``bashparse``/``bash`` and
 ``commands`` judge shell commands, ``powershell`` and ``webfetch`` their own specifier
 formats, and ``engine`` puts them in the documented order.
 """

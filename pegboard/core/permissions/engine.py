@@ -404,6 +404,10 @@ class PermissionEngine:
             names: list[tuple[Rule, re.Pattern[str]]] = []
             custom: list[tuple[Rule, str]] = []
             sources = [r for r in self.rules[lst] if self._applies(r, name, family)]
+            # An Edit allow lets the tool read there too: Edit works on the file's current text,
+            # so a place one may change but not read could only be edited blind. A Read deny
+            # (or ask) also covers edits: an edit's old_string match and its diff reveal the
+            # content, and overwriting a file one may not see is no safer than reading it.
             if kind == "read" and lst == "allow":
                 sources += [r for r in self.rules["allow"] if r.target == "Edit" and r not in sources
                             and r.specifier is not None]

@@ -1,6 +1,6 @@
-"""Which rule family each tool answers to: the seed's rule-format table, kept as kernel data.
+"""Which rule family each tool answers to: the rule-format table of Fuxi Code's tool reference, kept as kernel data.
 
-A rule or a ``check`` about a seed tool that is not installed must still be judged by its
+A rule or a ``check`` about a known tool that is not installed must still be judged by its
 family (``Grep`` by ``Read(...)`` rules, ``Monitor`` by ``Bash(...)`` rules), so the table
 lives here, in one place. An installed tool's own ``permission_family`` declaration wins.
 """
@@ -29,14 +29,14 @@ FAMILY_KINDS: dict[str, Kind] = {
 
 @dataclass(frozen=True)
 class SeedTool:
-    """One row of the seed's tool table: its rule family and whether it asks by default."""
+    """One row of the tool table: its rule family and whether it asks by default."""
 
     family: str
     requires_permission: bool
     fields: tuple[str, ...] = ()
 
 
-# The seed's tool table ("Berechtigung erforderlich" column) plus the rule-format table.
+# Fuxi Code's tool table (whether each tool needs permission) plus its rule-format table.
 SEED_TOOLS: dict[str, SeedTool] = {
     "Agent": SeedTool("Agent", False, ("description", "prompt", "subagent_type", "model", "isolation",
                                        "run_in_background", "name", "cwd", "team_name", "mode")),
@@ -84,7 +84,7 @@ SEED_TOOLS: dict[str, SeedTool] = {
     "WebSearch": SeedTool("WebSearch", True, ("query", "allowed_domains", "blocked_domains")),
     "Workflow": SeedTool("Workflow", True),
     "Write": SeedTool("Edit", True, ("file_path", "content")),
-    # Not in the seed's table but named by the issue / spec as members of a path family.
+    # Not in Fuxi Code's table but named by the tool inventory as members of a path family.
     "ApplyPatch": SeedTool("Edit", True, ("patch", "input")),
     "MultiEdit": SeedTool("Edit", True, ("file_path", "edits")),
 }
@@ -100,14 +100,14 @@ PATH_FIELDS = ("file_path", "notebook_path", "path", "filePath", "file", "filena
 
 
 def canonical_seed_name(name: str) -> str | None:
-    """The seed tool ``name`` refers to (case- and separator-insensitively), if any."""
+    """The known tool ``name`` refers to (case- and separator-insensitively), if any."""
     if name in SEED_TOOLS:
         return name
     return _SEED_BY_KEY.get(name_key(name))
 
 
 def family_of(name: str, tool: Tool | None = None) -> str:
-    """The family a tool answers to: its explicit declaration, else the seed table, else its name."""
+    """The family a tool answers to: its explicit declaration, else the table above, else its name."""
     if tool is not None and tool.permission_family:
         return tool.permission_family
     seed = canonical_seed_name(tool.name if tool is not None else name)
@@ -122,7 +122,7 @@ def kind_of(family: str) -> Kind:
 
 
 def requires_permission(name: str, tool: Tool | None = None) -> bool:
-    """Whether a call asks by default: the tool's declaration, else the seed table, else yes."""
+    """Whether a call asks by default: the tool's declaration, else the table above, else yes."""
     if tool is not None:
         return tool.requires_permission
     seed = canonical_seed_name(name)

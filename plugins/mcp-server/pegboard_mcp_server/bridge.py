@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import ImageBlock, Pegboard, PermissionDecision, Session, TextBlock, ToolCall, ToolResult
+from pegboard import (
+    ImageBlock,
+    Pegboard,
+    PermissionDecision,
+    Session,
+    TextBlock,
+    ToolCall,
+    ToolResult,
+    deferred_tools_note,
+)
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -223,7 +232,7 @@ class Bridge:
         loaders = {t.name for t in enabled if t.loads_deferred}
         if not pending or not loaders:
             return definitions
-        note = "Deferred tools (search to load their definitions): " + ", ".join(pending)
+        note = deferred_tools_note(pending)
         return [
             {**d, "description": f"{d['description']}\n\n{note}"} if d["name"] in loaders else d for d in definitions
         ]

@@ -12,17 +12,14 @@ from __future__ import annotations
 import functools
 import os
 import re
-import secrets
 import shutil
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pegboard import ToolContext
-    from pegboard_toolkit.output import OutputCapture
     from pegboard_toolkit.shell import ShellOutcome, ShellSettings
 
 USE_VARS = ("PEGBOARD_USE_POWERSHELL_TOOL", "FUXI_CODE_USE_POWERSHELL_TOOL")
@@ -105,58 +102,16 @@ def powershell_argv(pwsh: str, script: str, *, respect_policy: bool = False) -> 
     return [*argv, "-Command", script]
 
 
-async def _pump(proc: Any, capture: OutputCapture) -> None:
-    while chunk := await proc.read("stdout"):
-        capture.feed(chunk)
-
-
 async def run_powershell(
     ctx: ToolContext, command: str, *, pwsh: str, settings: ShellSettings, timeout_s: float, respect_policy: bool
 ) -> ShellOutcome:
     """Run ``command`` in the foreground with Bash's limits and cwd carry-over."""
-    import asyncio
+    from pegboard_toolkit.shell import new_cwd_file, run_foreground
 
-    from pegboard_toolkit.exec import backend_for, process_env
-    from pegboard_toolkit.output import OutputCapture
-    from pegboard_toolkit.shell import DRAIN_AFTER_EXIT_S, KILL_GRACE_S, ShellOutcome, settle_cwd, shell_cwd, spill_path
-
-    assert ctx.session is not None
-    cwd = shell_cwd(ctx, settings)
-    cwd_file = ctx.session.directory / f".cwd-{secrets.token_hex(6)}"
+    cwd_file = new_cwd_file(ctx)
     argv = powershell_argv(pwsh, build_ps_script(command, cwd_file), respect_policy=respect_policy)
-    backend = await backend_for(ctx)
-    capture = OutputCapture(settings.max_output_chars, lambda: spill_path(ctx, "powershell"))
-    started = time.monotonic()
-    proc = await backend.start(argv, cwd=cwd, env=process_env(ctx), stdin=False)
-    pump = asyncio.ensure_future(_pump(proc, capture))
-    timed_out = False
-    try:
-        if await proc.wait(timeout_s) is None:
-            timed_out = True
-            await proc.terminate(KILL_GRACE_S)
-        try:
-            await asyncio.wait_for(asyncio.shield(pump), KILL_GRACE_S if timed_out else DRAIN_AFTER_EXIT_S)
-        except TimeoutError:
-            pump.cancel()
-    except BaseException:
-        pump.cancel()
-        await proc.terminate(KILL_GRACE_S)
-        capture.abandon()
-        raise
-    finally:
-        close = getattr(proc, "close", None)
-        if callable(close):
-            close()
-    wall = time.monotonic() - started
-    final = None
-    try:
-        final = cwd_file.read_text().strip() or None
-        cwd_file.unlink()
-    except OSError:
-        pass
-    new_cwd, note = settle_cwd(ctx, settings, final)
-    return ShellOutcome(output=capture.finish(), exit_code=proc.returncode, wall_time_seconds=wall, cwd=new_cwd,
-                        cwd_note=note, timed_out=timed_out, timeout_seconds=timeout_s)
+    return await run_foreground(ctx, argv, cwd_file=cwd_file, settings=settings, timeout_s=timeout_s,
+                                spill_prefix="powershell")
 
 
 __all__ = [

@@ -16,7 +16,7 @@ import re
 import secrets
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,7 @@ class ShellSettings:
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
-        """Config ``tools.bash.*``, overridden by the seed's environment variables when set."""
+        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set."""
         conf = tool_settings(ctx, "bash")
         env = ctx.env
 
@@ -334,22 +334,29 @@ async def shell_argv(ctx: ToolContext, settings: ShellSettings, command: str, cw
     return [bash, "-c", build_script(command, snapshot=snapshot, env_file=settings.env_file, cwd_file=cwd_file)]
 
 
-async def run_shell(
+def new_cwd_file(ctx: ToolContext) -> Path:
+    """Where a shell run writes the directory it ended in (read back by :func:`run_foreground`)."""
+    assert ctx.session is not None
+    return ctx.session.directory / f".cwd-{secrets.token_hex(6)}"
+
+
+async def run_foreground(
     ctx: ToolContext,
-    command: str,
+    argv: Sequence[str],
     *,
+    cwd_file: Path,
     settings: ShellSettings,
     timeout_s: float,
     pty: bool = False,
+    spill_prefix: str = "bash",
     clock: Callable[[], float] = time.monotonic,
 ) -> ShellOutcome:
-    """Run ``command`` in the foreground with ``settings``' limits; never raises for the command."""
-    assert ctx.session is not None
+    """Run ``argv`` (a shell script that writes its final directory to ``cwd_file``) in the
+    foreground with ``settings``' limits and cwd carry-over: the runner behind Bash, exec and
+    PowerShell. Never raises for the command; a process that cannot start raises ``ExecError``."""
     cwd = shell_cwd(ctx, settings)
-    cwd_file = ctx.session.directory / f".cwd-{secrets.token_hex(6)}"
-    argv = await shell_argv(ctx, settings, command, cwd_file)
     backend = await backend_for(ctx)
-    capture = OutputCapture(settings.max_output_chars, lambda: spill_path(ctx))
+    capture = OutputCapture(settings.max_output_chars, lambda: spill_path(ctx, spill_prefix))
     started = clock()
     proc = await backend.start(argv, cwd=cwd, env=process_env(ctx), stdin=False, pty=pty)
     pump = asyncio.ensure_future(_pump(proc, capture))
@@ -391,6 +398,22 @@ async def run_shell(
     )
 
 
+async def run_shell(
+    ctx: ToolContext,
+    command: str,
+    *,
+    settings: ShellSettings,
+    timeout_s: float,
+    pty: bool = False,
+    clock: Callable[[], float] = time.monotonic,
+) -> ShellOutcome:
+    """Run ``command`` with bash in the foreground with ``settings``' limits; never raises for the command."""
+    cwd_file = new_cwd_file(ctx)
+    argv = await shell_argv(ctx, settings, command, cwd_file)
+    return await run_foreground(ctx, argv, cwd_file=cwd_file, settings=settings, timeout_s=timeout_s, pty=pty,
+                                clock=clock)
+
+
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
     "DEFAULT_TIMEOUT_MS",
@@ -405,6 +428,8 @@ __all__ = [
     "ensure_snapshot",
     "exit_meaning",
     "last_command_head",
+    "new_cwd_file",
+    "run_foreground",
     "run_shell",
     "shell_argv",
     "shell_cwd",

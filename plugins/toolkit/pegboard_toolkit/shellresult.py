@@ -2,7 +2,7 @@
 
 The text is the output (or, past the cap, a preview and where the whole output is), then
 the facts a model must not miss: a timeout, ``Exit code N``, a cwd reset. The structured
-value carries the seed's fields (``output``, ``exit_code``, ``truncated``,
+value carries the fields OpenClaw's exec documents (``output``, ``exit_code``, ``truncated``,
 ``wall_time_seconds``) and those hooks written for other agents read (``stdout``,
 ``stderr``, ``interrupted``, ``backgroundTaskId``).
 """

@@ -1,11 +1,17 @@
-"""Small helpers every tool has: a raw setting by key path, and a failing result with its kind."""
+"""Small helpers every tool has: a raw setting by key path, a failing result with its kind, and
+a tool that a ``<section>.enabled`` setting turns off."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pegboard import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from pegboard import Pegboard, Tool
 
 
 def config_value(ctx: ToolContext, *keys: str) -> Any:
@@ -23,4 +29,53 @@ def tool_failure(message: str, kind: str, **metadata: Any) -> ToolResult:
     return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
 
 
-__all__ = ["config_value", "tool_failure"]
+def seconds_setting(ctx: ToolContext, tool: str, default: float) -> float | ToolResult:
+    """``tools.<tool>.timeout`` in seconds (``default`` when unset), or the ``invalid_config``
+    failure naming the key when it is not a positive number."""
+    timeout = config_value(ctx, "tools", tool, "timeout")
+    if timeout is None:
+        return default
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        return tool_failure(
+            f"config key tools.{tool}.timeout: expected a positive number of seconds, found {timeout!r}",
+            "invalid_config",
+        )
+    return timeout
+
+
+def directory_failure(root: Path, ctx: ToolContext, not_a_directory: str) -> ToolResult | None:
+    """The failure for a ``root`` that is missing (naming the cwd) or not a directory (saying
+    ``not_a_directory``), else ``None``: what the directory tools (Glob, LS) check first."""
+    if not root.exists():
+        return tool_failure(f"Directory does not exist: {root}. The current working directory is {ctx.cwd}.",
+                            "path_not_found")
+    if not root.is_dir():
+        return tool_failure(f"{root} is not a directory; {not_a_directory}", "not_a_directory")
+    return None
+
+
+def turned_off(tool: str, settings: Any, settings_key: str) -> ToolResult | None:
+    """The refusal of a call to ``tool`` while ``<settings_key>.enabled`` is false, else ``None``."""
+    if settings.enabled:
+        return None
+    return ToolResult.refusal("unavailable", f"{tool} is turned off by {settings_key}.enabled", error_kind="disabled")
+
+
+def add_switchable_tool(pegboard: Pegboard, tool: Tool, settings_key: str, owner: str) -> None:
+    """Add ``tool`` to ``pegboard``, listed as unavailable while ``<settings_key>.enabled`` is
+    false in that instance's settings (so each ``Pegboard`` reads its own config)."""
+
+    def unavailable() -> str | None:
+        return None if pegboard.settings(settings_key).enabled else f"turned off by {settings_key}.enabled"
+
+    pegboard.add_tool(dataclasses.replace(tool, availability=unavailable), owner=owner)
+
+
+__all__ = [
+    "add_switchable_tool",
+    "config_value",
+    "directory_failure",
+    "seconds_setting",
+    "tool_failure",
+    "turned_off",
+]

@@ -107,6 +107,15 @@ async def load_page(
     return value
 
 
+async def fetch_page(
+    ctx: ToolContext, url: str, mode: Mode, settings: WebFetchSettings, settings_key: str
+) -> LoadedPage | CrossHostRedirect:
+    """``url`` as given by a model, prepared (:func:`prepare_url`) and loaded (:func:`load_page`):
+    what WebFetch does for its URL and web_extract for each of its URLs. Raises what they raise."""
+    prepared = await prepare_url(ctx, url, settings, settings_key)
+    return await load_page(ctx, prepared, mode, settings, settings_key)
+
+
 async def _convert(answer: FetchedBody, mode: Mode, max_chars: int) -> LoadedPage:
     import anyio.to_thread
 
@@ -159,6 +168,7 @@ __all__ = [
     "cut",
     "error_kind_of",
     "error_result",
+    "fetch_page",
     "load_page",
     "page_cache",
     "prepare_url",

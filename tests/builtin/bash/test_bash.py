@@ -39,7 +39,7 @@ async def test_stdout_and_stderr_are_merged_in_order(tmp_path: Path) -> None:
     assert s["exit_code"] == 0 and s["truncated"] is False and s["interrupted"] is False
     assert s["stdout"] == "one\ntwo\nthree\n" and s["output"] == s["stdout"]
     assert s["backgroundTaskId"] is None and s["cwd"] == str(tmp_path)
-    assert isinstance(s["wall_time_seconds"], float)
+    assert isinstance(s["wall_time_seconds"], float) and s["wall_time_seconds"] >= 0
 
 
 async def test_non_zero_exit_is_reported(tmp_path: Path) -> None:

@@ -145,3 +145,5 @@ def test_parser_never_crashes_on_arbitrary_text(text: str) -> None:
     except skills.SkillFormatError:
         return
     assert isinstance(meta, dict) and isinstance(body, str)
+    assert all(isinstance(value, str | list) for value in meta.values())  # a value, or a list of items
+    assert body == body.strip()
