@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard import ImageBlock, Pegboard, PermissionDecision, Session, TextBlock, ToolCall, ToolResult
+from pegboard_mcp_server.host import CURRENT_LINK, ClientLink
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -206,16 +207,25 @@ class Bridge:
         self._sessions.clear()
         await self.pegboard.aclose()
 
-    def list_page(self, cursor: str | None, client: Any = None) -> dict[str, Any]:
+    def list_page(self, cursor: str | None, client: Any = None, link: ClientLink | None = None) -> dict[str, Any]:
         """One page of ``tools/list``; raises ``CursorError`` for a cursor that is not (or no longer) valid."""
-        return page(self.list_tools(client), cursor, self.page_size)
+        return page(self.list_tools(client, link), cursor, self.page_size)
 
-    def list_tools(self, client: Any = None) -> list[dict[str, Any]]:
+    def list_tools(self, client: Any = None, link: ClientLink | None = None) -> list[dict[str, Any]]:
         """Tool definitions in MCP form, for the client session's visible tools.
 
+        ``link`` is what the client can do for host services: tools whose service it cannot
+        back (AskUserQuestion without elicitation, Agent without sampling) are left out.
         Deferred tools stay out of the list until a search in this session loads them; their
         names are appended to the description of the tool that loads them.
         """
+        token = CURRENT_LINK.set(link)
+        try:
+            return self._list_tools(client)
+        finally:
+            CURRENT_LINK.reset(token)
+
+    def _list_tools(self, client: Any) -> list[dict[str, Any]]:
         session = self.session_for(client)
         definitions: list[dict[str, Any]] = session.schema("mcp")
         enabled = session.enabled_tools()
@@ -244,6 +254,7 @@ class Bridge:
         log_message: LogSender | None = None,
         sample: Any = None,
         request_id: Any = None,
+        link: ClientLink | None = None,
     ) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
         if not isinstance(name, str) or not name:
@@ -258,6 +269,7 @@ class Bridge:
         from pegboard_mcp_server.sampling import CURRENT_SAMPLER
 
         sampler_token = CURRENT_SAMPLER.set(sample)
+        link_token = CURRENT_LINK.set(link)
         try:
             session = self.session_for(client)
             session.approver = approver
@@ -273,9 +285,29 @@ class Bridge:
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         finally:
             CURRENT_SAMPLER.reset(sampler_token)
+            CURRENT_LINK.reset(link_token)
             if client is None and "session" in locals():
                 await session.close()
         return result_to_mcp(result)
+
+    def list_prompts(self, client: Any = None) -> dict[str, Any]:
+        """``prompts/list``: the skills this client's ``Skill`` tool can load."""
+        from pegboard_mcp_server.prompts import skill_prompts
+
+        return {"prompts": skill_prompts(self.session_for(client))}
+
+    async def get_prompt(
+        self, name: Any, arguments: Any, *, client: Any = None, link: ClientLink | None = None
+    ) -> dict[str, Any]:
+        """``prompts/get``: load the skill through the client's session (``Skill``'s whole
+        pipeline: rules, trust, its ``allowed-tools``); raises ``PromptError``."""
+        from pegboard_mcp_server.prompts import load_skill_prompt
+
+        token = CURRENT_LINK.set(link)
+        try:
+            return await load_skill_prompt(self.session_for(client), name, arguments)
+        finally:
+            CURRENT_LINK.reset(token)
 
     def refresh(self) -> None:
         """Let dynamic tool sources (MCP servers) bring the registry up to date."""

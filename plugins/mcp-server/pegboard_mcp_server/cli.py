@@ -237,12 +237,13 @@ def serve(
     def make_bridge() -> Any:
         from pegboard import Pegboard
         from pegboard_mcp_server.bridge import Bridge
+        from pegboard_mcp_server.host import ClientHost
         from pegboard_mcp_server.sampling import ClientSampling
 
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,
-            plugins=[*extra, ClientSampling()],
+            plugins=[*extra, ClientSampling(), ClientHost()],
             env=wait_mcp_env(wait_mcp),
         )
         for warning in pb.warnings:

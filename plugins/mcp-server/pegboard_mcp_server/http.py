@@ -12,6 +12,7 @@ from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
 from pegboard_mcp_server.guard import Access, Guard, host_form
+from pegboard_mcp_server.host import ClientLink
 from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -42,6 +43,53 @@ def client_of(ctx: Any) -> str | None:
     return None
 
 
+def _capabilities(ctx: Any) -> dict[str, Any]:
+    caps = getattr(getattr(ctx, "session", None), "client_capabilities", None)
+    if caps is None:
+        return {}
+    dumped: dict[str, Any] = caps.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+def link_of(ctx: Any) -> ClientLink:
+    """What the client of this request can do for the host hooks: elicitation and sampling
+    through the SDK session, tied to the request (none on a stateless 2026-07-28 request)."""
+    import mcp_types as types
+
+    async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return None
+        try:
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+        except Exception as exc:  # no back channel (2026-07-28 requests), client error, ...
+            log.info("elicitation failed: %s", exc)
+            return None
+        dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    async def create_message(params: dict[str, Any]) -> dict[str, Any] | None:
+        from mcp.shared.message import ServerMessageMetadata
+
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.sampling is None:
+            return None
+        request = types.CreateMessageRequest(params=types.CreateMessageRequestParams.model_validate(params))
+        try:
+            answer = await ctx.session.send_request(
+                request,
+                types.CreateMessageResultWithTools,
+                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+            )
+        except Exception as exc:
+            log.info("sampling failed: %s", exc)
+            return None
+        dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    return ClientLink(_capabilities(ctx), elicit, create_message)
+
+
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     """A low-level SDK ``Server`` whose handlers go through ``bridge``."""
     import mcp_types as types
@@ -50,24 +98,26 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         try:
-            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx))
+            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx), link_of(ctx))
         except CursorError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ListToolsResult.model_validate(listed)
 
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-            caps = ctx.session.client_capabilities
-            if caps is None or caps.elicitation is None:
-                return None
-            try:
-                answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-            except Exception as exc:  # no back channel (2026-07-28 requests), client error, ...
-                log.info("elicitation failed: %s", exc)
-                return None
-            dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return dumped
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult.model_validate(bridge.list_prompts(client_of(ctx)))
 
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        from pegboard_mcp_server.prompts import PromptError
+
+        try:
+            got = await bridge.get_prompt(params.name, params.arguments, client=client_of(ctx), link=link_of(ctx))
+        except PromptError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.GetPromptResult.model_validate(got)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        link = link_of(ctx)
+        elicit = link.elicit
         client = client_of(ctx)
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         token = meta.get("progress_token", meta.get("progressToken"))
@@ -117,6 +167,7 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             log_message=log_message,
             sample=sample,
             request_id=ctx.request_id,
+            link=link,
         )
         if client is not None and bridge.signature(client) != before:
             try:
@@ -149,6 +200,8 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_set_logging_level=set_level,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
         )
 
 
