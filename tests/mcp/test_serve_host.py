@@ -300,3 +300,15 @@ async def test_session_tools_work_through_serve(serve_args, workdir, transport):
     assert sent.structured_content and sent.structured_content["status"] == "ok"
     assert "report: True for Message from" in (sent.structured_content["reply"] or "")
     assert "not the user's approval" in json.dumps([m.model_dump() for m in model.requests[0].messages])
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_prompt_delivered_outside_any_request_reaches_the_clients_model(serve_args, workdir, transport):
+    model = ScriptedModel()
+    args = [*serve_args, "--plugin", "pegboard_mcp_schedule"]
+    async with connect(
+        transport, args, workdir, sampling_callback=model, sampling_capabilities=SAMPLING_TOOLS
+    ) as client:
+        assert text_of(await client.call_tool("PromptLater", {"text": "Check hello.txt"})) == "scheduled"
+        reply = await client.call_tool("PromptReply", {})
+    assert text_of(reply) == "report: True for Check hello.txt"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard import ImageBlock, Pegboard, PermissionDecision, Session, TextBlock, ToolCall, ToolResult
-from pegboard_mcp_server.host import CURRENT_LINK, ClientLink
+from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -157,6 +157,8 @@ class Bridge:
     persist: bool = False
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     clock: Callable[[], float] = time.monotonic
+    #: the serve host plugin: remembers each session's client for host services outside requests
+    host: ClientHost | None = None
     _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
 
     def session_for(self, client: Any = None) -> Session:
@@ -192,6 +194,8 @@ class Bridge:
         for key, (last, session) in list(self._sessions.items()):
             if now - last > self.idle_timeout:
                 del self._sessions[key]
+                if self.host is not None:
+                    self.host.forget(session.id)
                 session.close_sync()
 
     async def forget(self, client: Any) -> None:
@@ -199,6 +203,8 @@ class Bridge:
         key = client if isinstance(client, str) else id(client)
         entry = self._sessions.pop(key, None)
         if entry is not None:
+            if self.host is not None:
+                self.host.forget(entry[1].id)
             await entry[1].close()
 
     async def aclose(self) -> None:
@@ -221,12 +227,14 @@ class Bridge:
         """
         token = CURRENT_LINK.set(link)
         try:
-            return self._list_tools(client)
+            return self._list_tools(client, link)
         finally:
             CURRENT_LINK.reset(token)
 
-    def _list_tools(self, client: Any) -> list[dict[str, Any]]:
+    def _list_tools(self, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
         session = self.session_for(client)
+        if self.host is not None and client is not None:
+            self.host.remember(session.id, link)
         definitions: list[dict[str, Any]] = session.schema("mcp")
         enabled = session.enabled_tools()
         pending = session.pending_deferred()
@@ -272,6 +280,8 @@ class Bridge:
         link_token = CURRENT_LINK.set(link)
         try:
             session = self.session_for(client)
+            if self.host is not None and client is not None:
+                self.host.remember(session.id, link)
             session.approver = approver
             tool_use_id = f"mcp-{request_id}" if request_id is not None else None
             if progress is None and log_message is None:
@@ -286,6 +296,8 @@ class Bridge:
         finally:
             CURRENT_SAMPLER.reset(sampler_token)
             CURRENT_LINK.reset(link_token)
+            if link is not None and link.standalone is not None:
+                link.active = False
             if client is None and "session" in locals():
                 await session.close()
         return result_to_mcp(result)

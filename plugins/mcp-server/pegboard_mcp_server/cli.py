@@ -240,15 +240,18 @@ def serve(
         from pegboard_mcp_server.host import ClientHost
         from pegboard_mcp_server.sampling import ClientSampling
 
+        host = ClientHost()
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,
-            plugins=[*extra, ClientSampling(), ClientHost()],
+            plugins=[*extra, ClientSampling(), host],
             env=wait_mcp_env(wait_mcp),
         )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
-        return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)
+        return Bridge(
+            pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None, host=host
+        )
 
     from pegboard_mcp_server import __version__
 

@@ -60,6 +60,16 @@ class ClientLink:
     capabilities: dict[str, Any] = field(default_factory=dict)
     elicit: Elicit | None = None
     create_message: CreateMessage | None = None
+    #: the same client reached outside any request (a schedule firing, a message answered in
+    #: the background); ``None``: this link is not tied to a request and serves both
+    standalone: ClientLink | None = None
+    #: cleared when the request this link belongs to has ended
+    active: bool = True
+
+    @property
+    def lasting(self) -> ClientLink:
+        """The link to use once the request is over."""
+        return self.standalone or self
 
     @property
     def can_elicit(self) -> bool:
@@ -267,18 +277,36 @@ class ClientHost:
 
     def __init__(self) -> None:
         self._background: set[Any] = set()
+        #: session id -> the lasting link of the client whose session it is
+        self.links: dict[str, ClientLink] = {}
+
+    def remember(self, session_id: str, link: ClientLink | None) -> None:
+        if link is not None:
+            self.links[session_id] = link.lasting
+
+    def forget(self, session_id: str) -> None:
+        self.links.pop(session_id, None)
+
+    def link_for(self, context: ToolContext) -> ClientLink | None:
+        """The running request's client; outside a request, the client of the session."""
+        link = CURRENT_LINK.get()
+        if link is not None and link.active:
+            return link
+        session = context.session
+        return self.links.get(session.id) if session is not None else None
 
     def host_service_unavailable(self, hook: str) -> str | None:
-        link = CURRENT_LINK.get()
+        current = CURRENT_LINK.get()
+        links = [current] if current is not None and current.active else list(self.links.values())
         if hook in ("ask_user", "approve_plan"):
-            return None if link is not None and link.can_elicit else NO_ELICITATION
+            return None if any(link.can_elicit for link in links) else NO_ELICITATION
         if hook in ("run_subagent", "deliver_message"):
-            return None if link is not None and link.can_sample else NO_SAMPLING
+            return None if any(link.can_sample for link in links) else NO_SAMPLING
         return None
 
     @hookimpl
     async def ask_user(self, request: QuestionRequest, context: ToolContext) -> dict[str, Any] | None:
-        link = CURRENT_LINK.get()
+        link = self.link_for(context)
         if link is None or not link.can_elicit or link.elicit is None:
             return None
         answer = await link.elicit(question_message(request.questions), question_form(request.questions))
@@ -293,7 +321,7 @@ class ClientHost:
 
     @hookimpl
     async def approve_plan(self, request: PlanRequest, context: ToolContext) -> PlanDecision | None:
-        link = CURRENT_LINK.get()
+        link = self.link_for(context)
         if link is None or not link.can_elicit or link.elicit is None:
             return None
         answer = await link.elicit(plan_message(request), PLAN_FORM)
@@ -301,7 +329,7 @@ class ClientHost:
 
     @hookimpl
     async def run_subagent(self, request: SubagentRequest, context: ToolContext) -> str | None:
-        link = CURRENT_LINK.get()
+        link = self.link_for(context)
         parent = context.session
         if link is None or not link.can_sample or parent is None:
             return None
@@ -323,11 +351,11 @@ class ClientHost:
     async def deliver_message(self, request: MessageDelivery, context: ToolContext) -> str | bool | None:
         import asyncio
 
-        link = CURRENT_LINK.get()
+        link = self.link_for(context)
         caller = context.session
         if link is None or not link.can_sample or caller is None:
             return None
-        live = link
+        live = link if request.wait > 0 else link.lasting
         sender = request.sender or "another session"
         note = request.metadata.get("note") if isinstance(request.metadata, dict) else None
         prompt = request.text if request.kind == "prompt" else f"Message from {sender}: {request.text}"

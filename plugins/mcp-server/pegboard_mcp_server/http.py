@@ -51,17 +51,21 @@ def _capabilities(ctx: Any) -> dict[str, Any]:
     return dumped
 
 
-def link_of(ctx: Any) -> ClientLink:
+def link_of(ctx: Any, *, related: bool = True) -> ClientLink:
     """What the client of this request can do for the host hooks: elicitation and sampling
-    through the SDK session, tied to the request (none on a stateless 2026-07-28 request)."""
+    through the SDK session, tied to the request (none on a stateless 2026-07-28 request).
+    Its ``standalone`` twin reaches the same client after the request ended (``related=False``:
+    through the session's own stream)."""
     import mcp_types as types
+
+    related_id = ctx.request_id if related else None
 
     async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         caps = ctx.session.client_capabilities
         if caps is None or caps.elicitation is None:
             return None
         try:
-            answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=related_id)
         except Exception as exc:  # no back channel (2026-07-28 requests), client error, ...
             log.info("elicitation failed: %s", exc)
             return None
@@ -79,7 +83,7 @@ def link_of(ctx: Any) -> ClientLink:
             answer = await ctx.session.send_request(
                 request,
                 types.CreateMessageResultWithTools,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                metadata=ServerMessageMetadata(related_request_id=related_id),
             )
         except Exception as exc:
             log.info("sampling failed: %s", exc)
@@ -87,7 +91,8 @@ def link_of(ctx: Any) -> ClientLink:
         dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
-    return ClientLink(_capabilities(ctx), elicit, create_message)
+    standalone = link_of(ctx, related=False) if related else None
+    return ClientLink(_capabilities(ctx), elicit, create_message, standalone=standalone)
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
@@ -219,9 +224,20 @@ def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
     return Guard(app, access)
 
 
+def detach_stdin() -> None:
+    """Questions belong to the clients: a server started in a terminal must not answer them
+    (AskUserQuestion's terminal prompt) or let tools read from that terminal."""
+    import os
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+
 def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
     import uvicorn
 
+    detach_stdin()
     host, port = access.bind, access.port
     bridge = make_bridge()
     app = build_app(bridge, access, version)

@@ -7,10 +7,10 @@ protocol (``initialize``; ``server/discover`` is answered "method not found", wh
 SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``json`` and
 ``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
 
-Methods: ``initialize``, ``ping``, ``tools/list`` and ``tools/call``, the ones the declared
-capabilities (tools only) promise. Anything else (``resources/list``, ``prompts/list``,
-``logging/setLevel``, ...) is "method not found" (-32601, the method name as ``data``), as
-the SDK's HTTP transport answers it.
+Methods: ``initialize``, ``ping``, ``tools/list``, ``tools/call``, ``prompts/list``,
+``prompts/get`` and ``logging/setLevel``, the ones the declared capabilities (tools, prompts,
+logging) promise. Anything else (``resources/list``, ``completion/complete``, ...) is "method
+not found" (-32601, the method name as ``data``), as the SDK's HTTP transport answers it.
 
 Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
 on; a line over the ``--max-body`` cap is dropped with an error; each request runs in its own task, so a
