@@ -179,7 +179,7 @@ def plan_decision(answer: dict[str, Any]) -> PlanDecision:
     mode = content.get("mode")
     feedback = content.get("feedback")
     return PlanDecision(
-        approved=content.get("approve", True) is not False,
+        approved=content.get("approve", True) is True,  # anything but a plain yes keeps plan mode
         mode=mode if isinstance(mode, str) and mode in PLAN_MODES else None,
         feedback=feedback.strip() if isinstance(feedback, str) else "",
     )
