@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pegboard import ImageBlock, Pegboard, PermissionDecision, Session, TextBlock, ToolCall, ToolResult
-from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink
+from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink, release
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -197,6 +197,7 @@ class Bridge:
                 if self.host is not None:
                     self.host.forget(session.id)
                 session.close_sync()
+                release(session)
 
     async def forget(self, client: Any) -> None:
         """The client went away: close its session."""
@@ -206,10 +207,16 @@ class Bridge:
             if self.host is not None:
                 self.host.forget(entry[1].id)
             await entry[1].close()
+            release(entry[1])
+
+    def open_sessions(self) -> int:
+        """How many client sessions are open."""
+        return len(self._sessions)
 
     async def aclose(self) -> None:
         for _last, session in list(self._sessions.values()):
             await session.close()
+            release(session)
         self._sessions.clear()
         await self.pegboard.aclose()
 
@@ -300,6 +307,7 @@ class Bridge:
                 link.active = False
             if client is None and "session" in locals():
                 await session.close()
+                release(session)
         return result_to_mcp(result)
 
     def list_prompts(self, client: Any = None) -> dict[str, Any]:

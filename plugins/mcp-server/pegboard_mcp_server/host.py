@@ -255,6 +255,13 @@ async def sampling_loop(
     return f"{last_text}\n\n{note}" if last_text else note
 
 
+def release(session: Session) -> None:
+    """Free what a closed in-memory session kept (its record, slots and cut results): nobody
+    can resume it (its owner is one MCP session, or one subagent run)."""
+    if session.closed and not session.persisted:
+        session.store.delete(session.id)
+
+
 def _child_session(parent: Session, *, subagent: str | None = None) -> Session:
     sel = parent.selection
     return parent.pegboard.session(
@@ -333,18 +340,22 @@ class ClientHost:
         parent = context.session
         if link is None or not link.can_sample or parent is None:
             return None
-        async with _child_session(parent, subagent=request.subagent_type) as child:
-            system = "\n\n".join(p for p in (request.system_prompt, child.prompt()) if p)
-            child.record_message("user", request.prompt)
-            final = await sampling_loop(
-                link,
-                child,
-                request.prompt,
-                tools=request.tools,
-                max_turns=request.max_turns or DEFAULT_SUBAGENT_TURNS,
-                system_prompt=system,
-            )
-            child.record_message("assistant", final)
+        child = _child_session(parent, subagent=request.subagent_type)
+        try:
+            async with child:
+                system = "\n\n".join(p for p in (request.system_prompt, child.prompt()) if p)
+                child.record_message("user", request.prompt)
+                final = await sampling_loop(
+                    link,
+                    child,
+                    request.prompt,
+                    tools=request.tools,
+                    max_turns=request.max_turns or DEFAULT_SUBAGENT_TURNS,
+                    system_prompt=system,
+                )
+                child.record_message("assistant", final)
+        finally:
+            release(child)
         return final
 
     @hookimpl
@@ -363,16 +374,20 @@ class ClientHost:
             prompt += f"\n\n({note})"
 
         async def run() -> str:
-            async with _child_session(caller) as turn:
-                system = f"You are the agent of session {request.session_id}; answer the message below."
-                return await sampling_loop(
-                    live,
-                    turn,
-                    prompt,
-                    tools=[t.name for t in turn.visible_tools()],
-                    max_turns=DEFAULT_SUBAGENT_TURNS,
-                    system_prompt=f"{system}\n\n{turn.prompt()}",
-                )
+            turn = _child_session(caller)
+            try:
+                async with turn:
+                    system = f"You are the agent of session {request.session_id}; answer the message below."
+                    return await sampling_loop(
+                        live,
+                        turn,
+                        prompt,
+                        tools=[t.name for t in turn.visible_tools()],
+                        max_turns=DEFAULT_SUBAGENT_TURNS,
+                        system_prompt=f"{system}\n\n{turn.prompt()}",
+                    )
+            finally:
+                release(turn)
 
         if request.wait <= 0:
             task = asyncio.ensure_future(run())

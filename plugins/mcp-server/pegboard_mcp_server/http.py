@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
@@ -17,6 +18,10 @@ from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
 
+
+#: Seconds an idle keep-alive connection stays open: longer than clients keep theirs (httpx: 5 s),
+#: so a client never sends on a connection the server is closing at that very moment.
+KEEP_ALIVE_SECONDS = 75
 
 #: The request ``_meta`` key a stateless (2026-07-28) request uses to name its session.
 SESSION_META_KEY = "io.pegboard/session"
@@ -221,7 +226,53 @@ def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
     server = build_server(bridge, version)
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
-    return Guard(app, access)
+    return Guard(SessionEnd(app, bridge), access)
+
+
+@dataclass
+class SessionEnd:
+    """ASGI middleware: when the SDK accepts a client's ``DELETE`` of its MCP session, the
+    Pegboard session behind it closes at once (not after the idle timeout), and once no
+    session is left the memory they held is handed back to the system."""
+
+    app: Any
+    bridge: Bridge
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        session_id = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"mcp-session-id"), None)
+        status: list[int] = []
+
+        async def watch(message: Any) -> None:
+            if message.get("type") == "http.response.start":
+                status.append(int(message.get("status", 500)))
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if session_id and status and status[0] < 400:
+            await self.bridge.forget(f"http:{session_id}")
+            if not self.bridge.open_sessions():
+                release_memory()
+
+
+def release_memory() -> None:
+    """Collect garbage and ask the C allocator to return free pages (glibc's ``malloc_trim``)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name:
+            trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+            if trim is not None:
+                trim(0)
+    except (OSError, AttributeError) as exc:
+        log.debug("malloc_trim unavailable: %s", exc)
 
 
 def detach_stdin() -> None:
@@ -242,7 +293,9 @@ def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str 
     bridge = make_bridge()
     app = build_app(bridge, access, version)
     log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE_SECONDS
+    )
     try:
         uvicorn.Server(config).run()
     finally:  # stops what the Pegboard started (MCP servers it is a client of)
