@@ -160,6 +160,7 @@ class Bridge:
     #: the serve host plugin: remembers each session's client for host services outside requests
     host: ClientHost | None = None
     _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
+    _closing: set[Any] = field(default_factory=set, repr=False)
 
     def session_for(self, client: Any = None) -> Session:
         """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
@@ -209,6 +210,26 @@ class Bridge:
             await entry[1].close()
             release(entry[1])
 
+    def _end_soon(self, session: Session) -> None:
+        """Close a one-request session from synchronous code: on the running loop when there
+        is one (no thread per request), else right away."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            session.close_sync()
+            release(session)
+            return
+        task = loop.create_task(session.close())
+        self._closing.add(task)
+
+        def done(finished: Any) -> None:
+            self._closing.discard(finished)
+            release(session)
+
+        task.add_done_callback(done)
+
     def open_sessions(self) -> int:
         """How many client sessions are open."""
         return len(self._sessions)
@@ -240,6 +261,13 @@ class Bridge:
 
     def _list_tools(self, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
         session = self.session_for(client)
+        try:
+            return self._definitions(session, client, link)
+        finally:
+            if client is None:  # a stateless request's session ends with it
+                self._end_soon(session)
+
+    def _definitions(self, session: Session, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
         if self.host is not None and client is not None:
             self.host.remember(session.id, link)
         definitions: list[dict[str, Any]] = session.schema("mcp")
@@ -314,7 +342,12 @@ class Bridge:
         """``prompts/list``: the skills this client's ``Skill`` tool can load."""
         from pegboard_mcp_server.prompts import skill_prompts
 
-        return {"prompts": skill_prompts(self.session_for(client))}
+        session = self.session_for(client)
+        try:
+            return {"prompts": skill_prompts(session)}
+        finally:
+            if client is None:
+                self._end_soon(session)
 
     async def get_prompt(
         self, name: Any, arguments: Any, *, client: Any = None, link: ClientLink | None = None
@@ -324,10 +357,14 @@ class Bridge:
         from pegboard_mcp_server.prompts import load_skill_prompt
 
         token = CURRENT_LINK.set(link)
+        session = self.session_for(client)
         try:
-            return await load_skill_prompt(self.session_for(client), name, arguments)
+            return await load_skill_prompt(session, name, arguments)
         finally:
             CURRENT_LINK.reset(token)
+            if client is None:
+                await session.close()
+                release(session)
 
     def refresh(self) -> None:
         """Let dynamic tool sources (MCP servers) bring the registry up to date."""
