@@ -8,7 +8,7 @@ The suite needs node 22 or newer; when the system node is older, a node 22 runti
 package ``node@22``) is installed into the same cache. Then it starts ``pegboard serve --http
 127.0.0.1:PORT`` in an empty project, reads the capabilities the server declares, and runs
 every server scenario that applies to them. Scenarios that need a capability Pegboard does not
-declare (resources, prompts, logging, completions) or the suite's own fixture tools
+declare (resources, completions) or the suite's own fixture tools and prompts
 (``test_simple_text`` and the like, which only its reference server has) are listed as not
 applicable. Exit status: 0 when every applicable scenario passed, 1 otherwise; 0 with a
 ``skipped`` line when neither a node 22 runtime nor the suite can be had (no npm, no network).
@@ -49,8 +49,9 @@ CAPABILITY_OF = {
     "completion-complete": "completions",
 }
 CAPABILITY_PREFIXES = {"resources-": "resources", "prompts-": "prompts"}
-# Scenarios that call tools only the suite's reference server has.
-FIXTURE_PREFIXES = ("tools-call-", "elicitation-", "json-schema-", "server-sse-polling")
+# Scenarios that call tools or prompts only the suite's reference server has (Pegboard's prompts
+# are the project's skills, so an empty project offers none).
+FIXTURE_PREFIXES = ("tools-call-", "elicitation-", "json-schema-", "server-sse-polling", "prompts-")
 
 
 class Skip(Exception):

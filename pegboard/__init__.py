@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         SystemClock,
         ask_host,
         has_host_service,
+        host_service_reason,
         unavailable_without,
     )
     from pegboard.core.markers import hookimpl, hookspec
@@ -108,6 +109,7 @@ _EXPORTS = {
     "SystemClock": "pegboard.core.hostservices",
     "ask_host": "pegboard.core.hostservices",
     "has_host_service": "pegboard.core.hostservices",
+    "host_service_reason": "pegboard.core.hostservices",
     "unavailable_without": "pegboard.core.hostservices",
     "hookimpl": "pegboard.core.markers",
     "hookspec": "pegboard.core.markers",
@@ -231,6 +233,7 @@ __all__ = [
     "has_host_service",
     "hookimpl",
     "hookspec",
+    "host_service_reason",
     "is_trusted",
     "load_config",
     "parse_url",

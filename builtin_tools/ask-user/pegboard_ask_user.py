@@ -26,8 +26,8 @@ from pegboard import (
     ToolContext,
     ToolResult,
     ask_host,
-    has_host_service,
     hookimpl,
+    host_service_reason,
     tool,
 )
 
@@ -185,6 +185,13 @@ async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> To
         answers = _normalise(got, input)
     except ValueError as exc:
         return ToolResult.refusal("tool_error", str(exc), error_kind="host_error")
+    if request.outcome in ("declined", "cancelled") and not answers:
+        how = "declined to answer" if request.outcome == "declined" else "dismissed the questions without answering"
+        text = (
+            f"The user {how}. Do not assume an answer: continue without one if you can, or ask again "
+            "differently (or in plain text) if the choice is theirs to make."
+        )
+        return ToolResult.from_text(text, structured={"answers": {}, "timed_out": False, "outcome": request.outcome})
     return ToolResult.from_text(_format(answers), structured={"answers": answers, "timed_out": False})
 
 
@@ -269,9 +276,12 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     me = sys.modules[__name__]
 
     def unavailable() -> str | None:
-        if has_host_service(pegboard, "ask_user", ignore=[me]) or on_terminal():
+        reason = host_service_reason(pegboard, "ask_user", "ask the user", ignore=[me])
+        if reason is None or on_terminal():
             return None
-        return "the host cannot ask the user (no plugin implements the ask_user hook and there is no terminal)"
+        if reason.startswith("the host does not"):
+            return "the host cannot ask the user (no plugin implements the ask_user hook and there is no terminal)"
+        return reason
 
     import dataclasses
 

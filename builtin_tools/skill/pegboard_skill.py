@@ -163,6 +163,11 @@ def discover(pegboard: Pegboard) -> dict[str, SkillInfo]:
     return catalog
 
 
+def skills(pegboard: Pegboard) -> dict[str, SkillInfo]:
+    """The skills the ``Skill`` tool of ``pegboard`` loads, by name (empty without the tool)."""
+    return pegboard.stash[CATALOG]() if CATALOG in pegboard.stash else {}
+
+
 def end_skill(session: Session, name: str) -> None:
     """The host ends skill ``name``: its ``allowed-tools`` need asks again."""
 

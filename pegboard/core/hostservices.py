@@ -69,6 +69,9 @@ class QuestionRequest:
     questions: tuple[Question, ...]
     timeout: float | None = None
     partial: dict[str, Any] = field(default_factory=dict)
+    #: a host sets ``declined`` (the user refused to answer) or ``cancelled`` (dismissed
+    #: without answering) and returns ``{}``; the tool tells the model so.
+    outcome: str = "answered"
     last_activity: float = 0.0
     clock: Clock = field(default_factory=SystemClock, repr=False)
 
@@ -134,22 +137,54 @@ class MessageDelivery:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-def has_host_service(context_or_pegboard: Any, hook: str, *, ignore: Sequence[Any] = ()) -> bool:
-    """Whether a plugin implements host hook ``hook``; implementations whose plugin object is
-    in ``ignore`` (a tool's own fallback) do not count."""
+def host_service_gaps(context_or_pegboard: Any, hook: str, *, ignore: Sequence[Any] = ()) -> list[str] | None:
+    """``None`` when some plugin can answer host hook ``hook`` now; else why not: one reason
+    per implementation that said it cannot (an empty list when no plugin implements it).
+
+    A plugin object may define ``host_service_unavailable(hook) -> str | None``: a reason
+    means it cannot answer at the moment (``pegboard serve`` while the MCP client lacks the
+    capability the hook needs). Implementations whose plugin object is in ``ignore`` (a
+    tool's own fallback) do not count.
+    """
     pb = getattr(context_or_pegboard, "_pegboard", context_or_pegboard)
     if pb is None:
-        return False
-    return any(impl.plugin not in ignore for impl in pb.hooks.implementations(hook))
+        return []
+    reasons: list[str] = []
+    for impl in pb.hooks.implementations(hook):
+        if impl.plugin in ignore:
+            continue
+        probe = getattr(impl.plugin, "host_service_unavailable", None)
+        try:
+            reason = probe(hook) if callable(probe) else None
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+        if not reason:
+            return None
+        reasons.append(str(reason))
+    return reasons
+
+
+def has_host_service(context_or_pegboard: Any, hook: str, *, ignore: Sequence[Any] = ()) -> bool:
+    """Whether a plugin can answer host hook ``hook`` now (see :func:`host_service_gaps`)."""
+    return host_service_gaps(context_or_pegboard, hook, ignore=ignore) is None
+
+
+def host_service_reason(pegboard: Any, hook: str, what: str, *, ignore: Sequence[Any] = ()) -> str | None:
+    """Why the host cannot ``what`` (``None`` when it can): no implementation of ``hook``, or
+    the reasons its implementations gave."""
+    gaps = host_service_gaps(pegboard, hook, ignore=ignore)
+    if gaps is None:
+        return None
+    if gaps:
+        return f"the host cannot {what}: " + "; ".join(dict.fromkeys(gaps))
+    return f"the host does not {what} (no plugin implements the {hook} hook)"
 
 
 def unavailable_without(pegboard: Any, hook: str, what: str, *, ignore: Sequence[Any] = ()) -> Callable[[], str | None]:
-    """An availability check for ``Tool.availability``: a reason while no plugin implements ``hook``."""
+    """An availability check for ``Tool.availability``: a reason while no plugin can answer ``hook``."""
 
     def check() -> str | None:
-        if has_host_service(pegboard, hook, ignore=ignore):
-            return None
-        return f"the host does not {what} (no plugin implements the {hook} hook)"
+        return host_service_reason(pegboard, hook, what, ignore=ignore)
 
     return check
 
@@ -181,5 +216,7 @@ __all__ = [
     "SystemClock",
     "ask_host",
     "has_host_service",
+    "host_service_gaps",
+    "host_service_reason",
     "unavailable_without",
 ]

@@ -11,14 +11,16 @@ UNDECLARED: list[tuple[str, dict[str, Any] | None]] = [
     ("resources/list", {}),
     ("resources/templates/list", {}),
     ("resources/read", {"uri": "file:///etc/hosts"}),
-    ("prompts/list", {}),
-    ("prompts/get", {"name": "x"}),
     ("completion/complete", {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
     ("no/such/method", None),
 ]
 
 
-DECLARED: list[tuple[str, dict[str, Any] | None]] = [("logging/setLevel", {"level": "info"})]
+DECLARED: list[tuple[str, dict[str, Any] | None]] = [
+    ("logging/setLevel", {"level": "info"}),
+    ("prompts/list", {}),
+    ("prompts/get", {"name": "x"}),
+]
 
 
 def summary(answers: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -54,10 +56,14 @@ def http_answers(args: list[str], cwd: Path) -> tuple[dict[str, Any], dict[str, 
 async def test_undeclared_methods_are_method_not_found_on_both_transports(serve_args: list[str], workdir: Path) -> None:
     both = {"stdio": await stdio_answers(serve_args, workdir), "http": http_answers(serve_args, workdir)}
     for transport, (init, answers) in both.items():
-        assert set(init["capabilities"]) == {"tools", "logging"}, transport  # nothing else is declared...
+        assert set(init["capabilities"]) == {"tools", "prompts", "logging"}, transport  # nothing else is declared...
         for method, _params in UNDECLARED:  # ...so nothing else is answered
             error = answers[method]["error"]
             assert error["code"] == -32601 and error["data"] == method, (transport, method, error)
         assert answers["ping"]["result"] == {}
         assert answers["logging/setLevel"]["result"] == {}, (transport, answers["logging/setLevel"])
+        assert answers["prompts/list"]["result"] == {"prompts": []}, (transport, answers["prompts/list"])
+        assert answers["prompts/get"]["error"]["code"] == -32602, (transport, answers["prompts/get"])
+        assert "Unknown prompt 'x'" in answers["prompts/get"]["error"]["message"]
+        assert init["capabilities"]["prompts"] == {"listChanged": False}, transport
     assert summary(both["stdio"][1]) == summary(both["http"][1])

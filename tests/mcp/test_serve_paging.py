@@ -84,7 +84,7 @@ async def test_stdio_batches_with_2025_03_26(serve_args: list[str], workdir: Pat
             "params": {"name": "Echo", "arguments": {"text": "b"}},
         }
         note = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}
-        await session.send([PING, note, LIST, echo, {"jsonrpc": "2.0", "id": 10, "method": "prompts/list"}, 7])
+        await session.send([PING, note, LIST, echo, {"jsonrpc": "2.0", "id": 10, "method": "resources/list"}, 7])
         answer = await session.read()
         assert isinstance(answer, list)
         by_id = {m["id"]: m for m in answer}

@@ -180,3 +180,32 @@ async def test_a_refusal_tells_an_mcp_client_how_to_allow_the_call(session_args,
         refused = await client.call_tool("Guarded", {"text": "x"})
     text = text_of(refused)
     assert refused.is_error and "elicitation" in text and "--mode" in text and '"Guarded"' in text
+
+
+async def test_an_http_session_the_client_deletes_is_closed_at_once(session_args, workdir, tmp_path):
+    import asyncio
+    import time
+
+    marker = tmp_path / "closed.txt"
+    with http_serving([*session_args, "--plugin", "pegboard_mcp_closewatch"], workdir) as server:
+        async with Client(server.url, mode="legacy") as client:  # leaving it sends DELETE
+            assert text_of(await client.call_tool("WatchClose", {"path": str(marker)})) == "watching"
+            assert not marker.exists()
+        deadline = time.monotonic() + 30  # a wait for the server, not a measurement
+        while not marker.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert marker.read_text(encoding="utf-8") == "closed"
+
+
+async def test_a_closed_client_session_leaves_nothing_in_memory(tmp_path):
+    from pegboard.testing import isolated_pegboard
+    from pegboard_mcp_server.bridge import Bridge
+
+    bridge = Bridge(isolated_pegboard(cwd=tmp_path))
+    session = bridge.session_for("http:gone")
+    session.record_message("user", "x" * 10_000)
+    assert session.store.load(session.id) is not None
+    await bridge.forget("http:gone")
+    assert session.closed and session.store.load(session.id) is None
+    assert session.store.entries(session.id, "pegboard-transcript") == {}
+    await bridge.aclose()

@@ -24,6 +24,7 @@ from pegboard import (
     ToolResult,
     deferred_tools_note,
 )
+from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink, release
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -165,7 +166,10 @@ class Bridge:
     persist: bool = False
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     clock: Callable[[], float] = time.monotonic
+    #: the serve host plugin: remembers each session's client for host services outside requests
+    host: ClientHost | None = None
     _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
+    _closing: set[Any] = field(default_factory=set, repr=False)
 
     def session_for(self, client: Any = None) -> Session:
         """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
@@ -200,32 +204,81 @@ class Bridge:
         for key, (last, session) in list(self._sessions.items()):
             if now - last > self.idle_timeout:
                 del self._sessions[key]
+                if self.host is not None:
+                    self.host.forget(session.id)
                 session.close_sync()
+                release(session)
 
     async def forget(self, client: Any) -> None:
         """The client went away: close its session."""
         key = client if isinstance(client, str) else id(client)
         entry = self._sessions.pop(key, None)
         if entry is not None:
+            if self.host is not None:
+                self.host.forget(entry[1].id)
             await entry[1].close()
+            release(entry[1])
+
+    def _end_soon(self, session: Session) -> None:
+        """Close a one-request session from synchronous code: on the running loop when there
+        is one (no thread per request), else right away."""
+        import asyncio
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            session.close_sync()
+            release(session)
+            return
+        task = loop.create_task(session.close())
+        self._closing.add(task)
+
+        def done(finished: Any) -> None:
+            self._closing.discard(finished)
+            release(session)
+
+        task.add_done_callback(done)
+
+    def open_sessions(self) -> int:
+        """How many client sessions are open."""
+        return len(self._sessions)
 
     async def aclose(self) -> None:
         for _last, session in list(self._sessions.values()):
             await session.close()
+            release(session)
         self._sessions.clear()
         await self.pegboard.aclose()
 
-    def list_page(self, cursor: str | None, client: Any = None) -> dict[str, Any]:
+    def list_page(self, cursor: str | None, client: Any = None, link: ClientLink | None = None) -> dict[str, Any]:
         """One page of ``tools/list``; raises ``CursorError`` for a cursor that is not (or no longer) valid."""
-        return page(self.list_tools(client), cursor, self.page_size)
+        return page(self.list_tools(client, link), cursor, self.page_size)
 
-    def list_tools(self, client: Any = None) -> list[dict[str, Any]]:
+    def list_tools(self, client: Any = None, link: ClientLink | None = None) -> list[dict[str, Any]]:
         """Tool definitions in MCP form, for the client session's visible tools.
 
+        ``link`` is what the client can do for host services: tools whose service it cannot
+        back (AskUserQuestion without elicitation, Agent without sampling) are left out.
         Deferred tools stay out of the list until a search in this session loads them; their
         names are appended to the description of the tool that loads them.
         """
+        token = CURRENT_LINK.set(link)
+        try:
+            return self._list_tools(client, link)
+        finally:
+            CURRENT_LINK.reset(token)
+
+    def _list_tools(self, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
         session = self.session_for(client)
+        try:
+            return self._definitions(session, client, link)
+        finally:
+            if client is None:  # a stateless request's session ends with it
+                self._end_soon(session)
+
+    def _definitions(self, session: Session, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
+        if self.host is not None and client is not None:
+            self.host.remember(session.id, link)
         definitions: list[dict[str, Any]] = session.schema("mcp")
         enabled = session.enabled_tools()
         pending = session.pending_deferred()
@@ -253,6 +306,7 @@ class Bridge:
         log_message: LogSender | None = None,
         sample: Any = None,
         request_id: Any = None,
+        link: ClientLink | None = None,
     ) -> dict[str, Any]:
         """Run one call through the whole pipeline; always returns a ``CallToolResult`` dict."""
         if not isinstance(name, str) or not name:
@@ -267,8 +321,11 @@ class Bridge:
         from pegboard_mcp_server.sampling import CURRENT_SAMPLER
 
         sampler_token = CURRENT_SAMPLER.set(sample)
+        link_token = CURRENT_LINK.set(link)
         try:
             session = self.session_for(client)
+            if self.host is not None and client is not None:
+                self.host.remember(session.id, link)
             session.approver = approver
             tool_use_id = f"mcp-{request_id}" if request_id is not None else None
             if progress is None and log_message is None:
@@ -282,9 +339,41 @@ class Bridge:
             return error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         finally:
             CURRENT_SAMPLER.reset(sampler_token)
+            CURRENT_LINK.reset(link_token)
+            if link is not None and link.standalone is not None:
+                link.active = False
             if client is None and "session" in locals():
                 await session.close()
+                release(session)
         return result_to_mcp(result)
+
+    def list_prompts(self, client: Any = None) -> dict[str, Any]:
+        """``prompts/list``: the skills this client's ``Skill`` tool can load."""
+        from pegboard_mcp_server.prompts import skill_prompts
+
+        session = self.session_for(client)
+        try:
+            return {"prompts": skill_prompts(session)}
+        finally:
+            if client is None:
+                self._end_soon(session)
+
+    async def get_prompt(
+        self, name: Any, arguments: Any, *, client: Any = None, link: ClientLink | None = None
+    ) -> dict[str, Any]:
+        """``prompts/get``: load the skill through the client's session (``Skill``'s whole
+        pipeline: rules, trust, its ``allowed-tools``); raises ``PromptError``."""
+        from pegboard_mcp_server.prompts import load_skill_prompt
+
+        token = CURRENT_LINK.set(link)
+        session = self.session_for(client)
+        try:
+            return await load_skill_prompt(session, name, arguments)
+        finally:
+            CURRENT_LINK.reset(token)
+            if client is None:
+                await session.close()
+                release(session)
 
     def refresh(self) -> None:
         """Let dynamic tool sources (MCP servers) bring the registry up to date."""

@@ -239,20 +239,24 @@ def serve(
     def make_bridge() -> Any:  # runs beside the loop: the kernel loads while initialize is answered
         from pegboard import Pegboard
         from pegboard_mcp_server.bridge import Bridge, Selection
+        from pegboard_mcp_server.host import ClientHost
         from pegboard_mcp_server.sampling import ClientSampling
 
         selection = Selection(
             agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
         )
+        host = ClientHost()
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,
-            plugins=[*extra, ClientSampling()],
+            plugins=[*extra, ClientSampling(), host],
             env=wait_mcp_env(wait_mcp),
         )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
-        return Bridge(pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None)
+        return Bridge(
+            pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None, host=host
+        )
 
     from pegboard_mcp_server import __version__
 

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pegboard_mcp_server.bridge import Bridge
 from pegboard_mcp_server.guard import Access, Guard, host_form
+from pegboard_mcp_server.host import ClientLink
 from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
 
+
+#: Seconds an idle keep-alive connection stays open: longer than clients keep theirs (httpx: 5 s),
+#: so a client never sends on a connection the server is closing at that very moment.
+KEEP_ALIVE_SECONDS = 75
 
 #: The request ``_meta`` key a stateless (2026-07-28) request uses to name its session.
 SESSION_META_KEY = "io.pegboard/session"
@@ -42,6 +48,58 @@ def client_of(ctx: Any) -> str | None:
     return None
 
 
+def _capabilities(ctx: Any) -> dict[str, Any]:
+    caps = getattr(getattr(ctx, "session", None), "client_capabilities", None)
+    if caps is None:
+        return {}
+    dumped: dict[str, Any] = caps.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
+
+
+def link_of(ctx: Any, *, related: bool = True) -> ClientLink:
+    """What the client of this request can do for the host hooks: elicitation and sampling
+    through the SDK session, tied to the request (none on a stateless 2026-07-28 request).
+    Its ``standalone`` twin reaches the same client after the request ended (``related=False``:
+    through the session's own stream)."""
+    import mcp_types as types
+
+    related_id = ctx.request_id if related else None
+
+    async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return None
+        try:
+            answer = await ctx.session.elicit_form(message, schema, related_request_id=related_id)
+        except Exception as exc:  # no back channel (2026-07-28 requests), client error, ...
+            log.info("elicitation failed: %s", exc)
+            return None
+        dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    async def create_message(params: dict[str, Any]) -> dict[str, Any] | None:
+        from mcp.shared.message import ServerMessageMetadata
+
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.sampling is None:
+            return None
+        request = types.CreateMessageRequest(params=types.CreateMessageRequestParams.model_validate(params))
+        try:
+            answer = await ctx.session.send_request(
+                request,
+                types.CreateMessageResultWithTools,
+                metadata=ServerMessageMetadata(related_request_id=related_id),
+            )
+        except Exception as exc:
+            log.info("sampling failed: %s", exc)
+            return None
+        dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    standalone = link_of(ctx, related=False) if related else None
+    return ClientLink(_capabilities(ctx), elicit, create_message, standalone=standalone)
+
+
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
     """A low-level SDK ``Server`` whose handlers go through ``bridge``."""
     import mcp_types as types
@@ -50,24 +108,26 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         try:
-            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx))
+            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx), link_of(ctx))
         except CursorError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ListToolsResult.model_validate(listed)
 
-    async def call_tool(ctx: Any, params: Any) -> Any:
-        async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-            caps = ctx.session.client_capabilities
-            if caps is None or caps.elicitation is None:
-                return None
-            try:
-                answer = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-            except Exception as exc:  # no back channel (2026-07-28 requests), client error, ...
-                log.info("elicitation failed: %s", exc)
-                return None
-            dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return dumped
+    async def list_prompts(ctx: Any, params: Any) -> Any:
+        return types.ListPromptsResult.model_validate(bridge.list_prompts(client_of(ctx)))
 
+    async def get_prompt(ctx: Any, params: Any) -> Any:
+        from pegboard_mcp_server.prompts import PromptError
+
+        try:
+            got = await bridge.get_prompt(params.name, params.arguments, client=client_of(ctx), link=link_of(ctx))
+        except PromptError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.GetPromptResult.model_validate(got)
+
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        link = link_of(ctx)
+        elicit = link.elicit
         client = client_of(ctx)
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         token = meta.get("progress_token", meta.get("progressToken"))
@@ -117,6 +177,7 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             log_message=log_message,
             sample=sample,
             request_id=ctx.request_id,
+            link=link,
         )
         if client is not None and bridge.signature(client) != before:
             try:
@@ -149,6 +210,8 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_set_logging_level=set_level,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
         )
 
 
@@ -163,17 +226,76 @@ def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
     server = build_server(bridge, version)
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
-    return Guard(app, access)
+    return Guard(SessionEnd(app, bridge), access)
+
+
+@dataclass
+class SessionEnd:
+    """ASGI middleware: when the SDK accepts a client's ``DELETE`` of its MCP session, the
+    Pegboard session behind it closes at once (not after the idle timeout), and once no
+    session is left the memory they held is handed back to the system."""
+
+    app: Any
+    bridge: Bridge
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "DELETE":
+            await self.app(scope, receive, send)
+            return
+        session_id = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"mcp-session-id"), None)
+        status: list[int] = []
+
+        async def watch(message: Any) -> None:
+            if message.get("type") == "http.response.start":
+                status.append(int(message.get("status", 500)))
+            await send(message)
+
+        await self.app(scope, receive, watch)
+        if session_id and status and status[0] < 400:
+            await self.bridge.forget(f"http:{session_id}")
+            if not self.bridge.open_sessions():
+                release_memory()
+
+
+def release_memory() -> None:
+    """Collect garbage and ask the C allocator to return free pages (glibc's ``malloc_trim``)."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        if name:
+            trim = getattr(ctypes.CDLL(name), "malloc_trim", None)
+            if trim is not None:
+                trim(0)
+    except (OSError, AttributeError) as exc:
+        log.debug("malloc_trim unavailable: %s", exc)
+
+
+def detach_stdin() -> None:
+    """Questions belong to the clients: a server started in a terminal must not answer them
+    (AskUserQuestion's terminal prompt) or let tools read from that terminal."""
+    import os
+
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
 
 
 def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
     import uvicorn
 
+    detach_stdin()
     host, port = access.bind, access.port
     bridge = make_bridge()
     app = build_app(bridge, access, version)
     log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE_SECONDS
+    )
     try:
         uvicorn.Server(config).run()
     finally:  # stops what the Pegboard started (MCP servers it is a client of)

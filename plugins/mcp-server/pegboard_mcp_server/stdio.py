@@ -7,10 +7,10 @@ protocol (``initialize``; ``server/discover`` is answered "method not found", wh
 SDK clients in ``auto`` mode fall back to ``initialize``) with nothing but ``json`` and
 ``asyncio``; the HTTP transport uses the SDK. Tests drive this loop with the official client.
 
-Methods: ``initialize``, ``ping``, ``tools/list`` and ``tools/call``, the ones the declared
-capabilities (tools only) promise. Anything else (``resources/list``, ``prompts/list``,
-``logging/setLevel``, ...) is "method not found" (-32601, the method name as ``data``), as
-the SDK's HTTP transport answers it.
+Methods: ``initialize``, ``ping``, ``tools/list``, ``tools/call``, ``prompts/list``,
+``prompts/get`` and ``logging/setLevel``, the ones the declared capabilities (tools, prompts,
+logging) promise. Anything else (``resources/list``, ``completion/complete``, ...) is "method
+not found" (-32601, the method name as ``data``), as the SDK's HTTP transport answers it.
 
 Robustness rules: a line that is not JSON gets a parse error (id null) and the loop goes
 on; a line over the ``--max-body`` cap is dropped with an error; each request runs in its own task, so a
@@ -36,6 +36,7 @@ from pegboard_mcp_server.paging import CursorError
 
 if TYPE_CHECKING:  # the bridge imports the kernel, which loads in the background
     from pegboard_mcp_server.bridge import Bridge
+    from pegboard_mcp_server.host import ClientLink
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -198,6 +199,8 @@ class StdioServer:
             "tools/list": self.list_tools,
             "tools/call": self.call_tool,
             "logging/setLevel": self.set_level,
+            "prompts/list": self.list_prompts,
+            "prompts/get": self.get_prompt,
         }
         self.log_level = "info"
 
@@ -450,53 +453,62 @@ class StdioServer:
         return bridge.signature(self)
 
     # -- server-to-client requests -----------------------------------------------------------
-    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-        """Ask the client's user; ``None`` when the client cannot elicit or does not answer."""
-        if "elicitation" not in self.client_capabilities or self.closed.is_set():
+    async def _ask_client(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """A server-to-client request: its result, or ``None`` when the client answered with an
+        error or the connection closed. A cancelled wait tells the client (``notifications/cancelled``)."""
+        if self.closed.is_set():
             return None
         request_id = f"pegboard-{next(self._ids)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
-        params: dict[str, Any] = {"message": message, "requestedSchema": schema}
-        if self.protocol_version >= "2025-11-25":
-            params["mode"] = "form"
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": params})
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         try:
             answer = await asyncio.wait_for(future, ELICIT_TIMEOUT)
         except (TimeoutError, asyncio.CancelledError):
             self.pending.pop(request_id, None)
             if self.closed.is_set():
                 return None
+            self.send(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request_id}}
+            )
             raise
         result = answer.get("result")
         return result if isinstance(result, dict) else None
 
+    async def elicit(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        """Ask the client's user; ``None`` when the client cannot elicit or does not answer."""
+        if "elicitation" not in self.client_capabilities:
+            return None
+        params: dict[str, Any] = {"message": message, "requestedSchema": schema}
+        if self.protocol_version >= "2025-11-25":
+            params["mode"] = "form"
+        return await self._ask_client("elicitation/create", params)
+
+    async def create_message(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """``sampling/createMessage`` with ``params`` as given; ``None`` when the client cannot sample."""
+        if "sampling" not in self.client_capabilities:
+            return None
+        return await self._ask_client("sampling/createMessage", params)
+
     async def sample(self, instruction: str, text: str, max_tokens: int) -> str | None:
         """Ask the client's model (MCP sampling); ``None`` when the client cannot or will not."""
-        if "sampling" not in self.client_capabilities or self.closed.is_set():
-            return None
         from pegboard_mcp_server.sampling import sampling_message
 
-        request_id = f"pegboard-{next(self._ids)}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
         params = {
             "messages": [{"role": "user", "content": {"type": "text", "text": sampling_message(instruction, text)}}],
             "maxTokens": max_tokens,
         }
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": "sampling/createMessage", "params": params})
-        try:
-            answer = await asyncio.wait_for(future, ELICIT_TIMEOUT)
-        except (TimeoutError, asyncio.CancelledError):
-            self.pending.pop(request_id, None)
-            if self.closed.is_set():
-                return None
-            raise
-        result = answer.get("result")
+        result = await self.create_message(params)
         content = result.get("content") if isinstance(result, dict) else None
         if isinstance(content, list):
             content = next((c for c in content if isinstance(c, dict) and c.get("type") == "text"), None)
         return content.get("text") if isinstance(content, dict) and isinstance(content.get("text"), str) else None
+
+    def link(self) -> ClientLink:
+        """What this client can do for the host hooks (elicitation, sampling)."""
+        from pegboard_mcp_server.host import ClientLink
+
+        return ClientLink(self.client_capabilities, self.elicit, self.create_message)
 
     # -- methods -----------------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -507,7 +519,7 @@ class StdioServer:
         self.client_capabilities = caps if isinstance(caps, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": self.protocol_version,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": {"tools": {"listChanged": True}, "prompts": {"listChanged": False}, "logging": {}},
             "serverInfo": {"name": self.name, "title": "Pegboard", "version": self.version},
         }
         if self.instructions:
@@ -548,7 +560,7 @@ class StdioServer:
             )
         bridge = await self.bridge()
         try:
-            listed = bridge.list_page(cursor, self)
+            listed = bridge.list_page(cursor, self, self.link())
         except CursorError as exc:
             raise _ParamsError(str(exc)) from None
         self._signature = self._bridge_signature(bridge)
@@ -583,6 +595,7 @@ class StdioServer:
                 log_message=self._log_sender(),
                 sample=self.sample,
                 request_id=token,
+                link=self.link(),
             )
         except asyncio.CancelledError:
             raise
@@ -595,6 +608,20 @@ class StdioServer:
             self._signature = signature
             self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return result
+
+
+    async def list_prompts(self, params: dict[str, Any]) -> dict[str, Any]:
+        bridge = await self.bridge()
+        return bridge.list_prompts(self)
+
+    async def get_prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        from pegboard_mcp_server.prompts import PromptError
+
+        bridge = await self.bridge()
+        try:
+            return await bridge.get_prompt(params.get("name"), params.get("arguments"), client=self, link=self.link())
+        except PromptError as exc:
+            raise _ParamsError(str(exc)) from None
 
 
 class _ParamsError(ValueError):

@@ -69,3 +69,39 @@ async def test_an_implementation_that_raises_is_reported(tmp_path: Path) -> None
     with pytest.raises(HostServiceError, match="inbox on fire"):
         await ask_host(ctx, "deliver_message", request=MessageDelivery("s_1", "hi"))
     assert await ask_host(ToolContext(cwd=tmp_path), "deliver_message", request=MessageDelivery("s", "x")) is None
+
+
+class Sometimes:
+    """A host that can answer only while it has a way to (an MCP client's capability)."""
+
+    def __init__(self) -> None:
+        self.why: str | None = "the client cannot sample"
+
+    def host_service_unavailable(self, hook: str) -> str | None:
+        return self.why
+
+    @hookimpl
+    def run_subagent(self, request: SubagentRequest) -> str:
+        return "ran"
+
+
+class Confused(Sometimes):
+    def host_service_unavailable(self, hook: str) -> str | None:
+        raise ValueError("no idea")
+
+
+def test_an_implementation_may_say_it_cannot_answer_now(tmp_path: Path) -> None:
+    host = Sometimes()
+    pb = isolated_pegboard(host, cwd=tmp_path)
+    check = unavailable_without(pb, "run_subagent", "run subagents")
+    assert not has_host_service(pb, "run_subagent")
+    assert check() == "the host cannot run subagents: the client cannot sample"
+    host.why = None
+    assert has_host_service(pb, "run_subagent") and check() is None
+    confused = isolated_pegboard(Confused(), cwd=tmp_path)
+    assert unavailable_without(confused, "run_subagent", "run subagents")() == (
+        "the host cannot run subagents: ValueError: no idea"
+    )
+    assert unavailable_without(isolated_pegboard(cwd=tmp_path), "run_subagent", "run subagents")() == (
+        "the host does not run subagents (no plugin implements the run_subagent hook)"
+    )
