@@ -138,6 +138,7 @@ SCENARIOS: dict[str, Callable[[Pegboard, Path], object]] = {
     "permission_request": lambda pb, _: _call(pb, "Guarded", {"text": "hi"}),
     "request_approval": lambda pb, _: _call(pb, "Guarded", {"text": "hi"}),
     "on_event": lambda pb, _: asyncio.run(_session_call(pb)),
+    "session_opened": lambda pb, _: asyncio.run(_session_call(pb)),
     "session_start": lambda pb, _: asyncio.run(pb.fire("session_start", session_id="s1", source="startup")),
     "session_end": lambda pb, _: asyncio.run(pb.fire("session_end", session_id="s1", reason="exit")),
     "exec_backend": lambda pb, _: _call(pb, "Backend"),
