@@ -59,7 +59,8 @@ for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
 #: Command names that unwrapping must look into (everything else is taken as it is).
 _SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
-                            *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs", "git", "mapfile",
+                            *C.EVAL_COMMANDS, *E.EMBEDDED_SCRIPTS, "find", "fd", "fdfind", "command", "xargs",
+                            "mapfile",
                             "readarray", "trap", "rsync"})
 
 
@@ -268,6 +269,7 @@ class _Unwrapped:
     xargs_inner: list[Word] | None = None  # for read-only checks: the command xargs runs
     evaluated: str | None = None  # a word Bash evaluates as code (a subscript with a substitution)
     eff: E.Effects | None = None  # the core command's effects, once computed
+    allow_view: str | None = None  # the allow core as one string, when unwrapping already built it
 
 
 def _name(word: str) -> str:
@@ -303,13 +305,25 @@ def _dangerous(name: str, args: list[str]) -> str | None:
     eff = E.effects(name, args)
     if eff is not None:
         return eff.runs_program
-    if name == "tar" and any(a.startswith(("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
-                                           "--info-script", "--new-volume-script", "-F"))
-                             for a in args):
+    if name == "tar" and any(_tar_runs(a) for a in args):
         return "tar option that runs a program"
     if name in ("zip",) and any(a in ("-TT", "--unzip-command") for a in args):
         return "zip -TT runs a program"
     return None
+
+
+#: tar's long options that run programs; GNU tar takes any unambiguous prefix of them.
+_TAR_RUNNING = ("to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
+                "rsh-command", "rmt-command")
+
+
+def _tar_runs(arg: str) -> bool:
+    if arg.startswith("--"):
+        body = arg[2:].split("=", 1)[0]
+        return len(body) >= 3 and any(name.startswith(body) for name in _TAR_RUNNING)
+    if arg.startswith("-"):
+        return any(c in arg[1:2] for c in "IF")  # -I PROG, -F SCRIPT (first letter of a cluster)
+    return False
 
 
 #: Commands whose options can make them run other programs (see ``_dangerous``).
@@ -396,6 +410,9 @@ def _builtin_scripts(name: str, args: list[str]) -> list[str]:
     if name == "rsync":
         return [a.split("=", 1)[1] for a in args if a.startswith("--rsh=")] + [
             args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--rsh")]
+    embedded = E.EMBEDDED_SCRIPTS.get(name)
+    if embedded is not None:
+        return embedded(args)
     return callback_scripts(name, args)
 
 
@@ -451,7 +468,8 @@ class _Analysis:
         self.units_by_seg: dict[int, _Unwrapped] = {}
         self._units: list[_Unwrapped] = []
         self._disk_trusted: bool | None = None
-        self._effects: dict[tuple[str, ...], E.Effects | None] = {}
+        self._effects: dict[tuple[str, tuple[str, ...]], E.Effects | None] = {}
+        self._git_calls: dict[tuple[str, ...], E.GitCall] = {}
 
     # -- unwrapping ------------------------------------------------------------------------
     def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
@@ -467,6 +485,9 @@ class _Analysis:
         if plain:
             deny_views.append(_view(words))
             cur = words
+            if first_word.lower() == "git":  # programs git runs from -c settings
+                for script in _git_config_commands([w.value for w in words[1:]]):
+                    self.nested(script, parsed, depth, dynamic=False)
         else:
             extras = _Unwrapped(seg=seg, deny_views=[], core=[], allow_core=None, allow_block=None)
             cur = self._unwrap_deny(seg, parsed, depth, deny_views, extras)
@@ -483,6 +504,8 @@ class _Analysis:
         else:
             acur, via_xargs = self._unwrap_allow(words)
         u = self._finish(seg, deny_views, core, acur, via_xargs, allow_block)
+        if plain:
+            u.allow_view = deny_views[0]  # the words as they are: the same string
         if extras is not None:
             u.wrapper_writes, u.wrapper_reads, u.chdir, u.xargs = (extras.wrapper_writes, extras.wrapper_reads,
                                                                    extras.chdir, extras.xargs)
@@ -594,19 +617,19 @@ class _Analysis:
             allow_block = allow_block or "contains a shell expansion"
         if seg.kind == "command" and not acur:
             allow_block = allow_block or "no command to run"
-        if any(not v.isascii() for v in deny_views):  # fullwidth or compatibility spellings
+        joined = "\n".join(deny_views)
+        if not joined.isascii():  # fullwidth or compatibility spellings
             deny_views += [_nfkc(v) for v in deny_views]
-        if any("$" in v or "{" in v for v in deny_views):
+        if "$" in joined or "{" in joined:
             deny_views += self.expanded_views(deny_views)
-        u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)), core=core,
-                       allow_core=acur if allow_block is None else None, allow_block=allow_block)
+        u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)) if len(deny_views) > 1 else deny_views,
+                       core=core, allow_core=acur if allow_block is None else None, allow_block=allow_block)
         if acur:
             aname = acur[0].value
-            aargs = [w.value for w in acur[1:]]
             if aname in C.EXEC_WRAPPERS or aname in C.EVAL_COMMANDS or (
                 aname in C.SHELLS and (len(acur) == 1 or _shell_script(acur[1:])[1])
             ) or aname == "xargs":
-                u.exec_like = not (aname == "env" and _env_runs_nothing(aargs))
+                u.exec_like = not (aname == "env" and _env_runs_nothing([w.value for w in acur[1:]]))
             dname = _name(aname)
             if dname in _DANGER_CHECKED:
                 u.dangerous = self.dangerous(dname, acur[1:])
@@ -754,7 +777,9 @@ class _Analysis:
             all_inside = all_allowed = False
         return all_inside, all_allowed
 
-    def critical(self, w: Word) -> str | None:
+    def critical(self, w: Word, workdir: bool = True) -> str | None:
+        """Why deleting ``w`` is critical (``/``, a top-level directory, home or above; with
+        ``workdir`` the working directory or above too)."""
         v = w.value
         if w.dynamic:
             stripped = v.replace('"', "")
@@ -765,6 +790,8 @@ class _Analysis:
             return None
         home = self.o.home
         for p in map(collapse, paths):
+            if not workdir and p != "/" and inside(p, self.o.cwd) and not inside(home, p):
+                continue  # inside the working directory: a selective delete there is ordinary work
             if w.glob:
                 base = _glob_base(p)
                 if base == "/" or any(base == d for d in self.o.workdirs) or base == home:
@@ -775,7 +802,7 @@ class _Analysis:
                 return f"{p} is a top-level directory"
             if inside(home, p):
                 return f"{p} is the home directory or above it"
-            if any(inside(d, p) for d in self.o.workdirs[:1]):
+            if workdir and any(inside(d, p) for d in self.o.workdirs[:1]):
                 return f"{p} is the working directory or above it"
             if self.o.windows and p.count("/") <= 2:
                 return f"{p} is a drive root or a top-level directory"
@@ -868,9 +895,10 @@ class _Analysis:
         name = _name(core[0].value).lower() if core else ""
         reads_ok, writes_inside = self.files(u, name)
         evaluated = u.evaluated
-        if name in ("rm", "rmdir", "unlink", "shred"):
+        deletes = name in ("rm", "rmdir", "unlink", "shred")
+        if deletes or (name == "find" and any(w.value == "-delete" for w in core[1:])):
             for w in self._write_words(u, name):
-                why = self.critical(w)
+                why = self.critical(w, workdir=deletes)
                 if why:
                     out.set_hard(f"{name} on a critical path: {why}")
                     break
@@ -883,13 +911,13 @@ class _Analysis:
         if not u.allow_core:
             return  # a safe assignment on its own
         acore = u.allow_core
-        aview = _view(acore)
+        aview = u.allow_view if u.allow_view is not None else _view(acore)
         if evaluated is not None:
             out.set_unapproved(f"'{aview}': {evaluated}")
             return
         views = [aview]
         if acore[0].value == "git":
-            call = E.git_call([w.value for w in acore[1:]])
+            call = self.git_call(acore[1:])
             if call.plain and self._git_dirs_inside(acore[1:], call):
                 views.append(_view([acore[0], *acore[1 + call.sub:]]))
         exact_only = u.exec_like or u.dangerous is not None
@@ -911,8 +939,19 @@ class _Analysis:
         why = u.dangerous or ("runs another command" if u.exec_like else "no rule allows it")
         out.set_unapproved(f"'{aview}': {why}")
 
+    def git_call(self, args: list[Word]) -> E.GitCall:
+        """git's global options for these arguments, split once per analysis (never changed after)."""
+        key = tuple(w.value for w in args)
+        call = self._git_calls.get(key)
+        if call is None:
+            call = self._git_calls[key] = E.git_call(list(key))
+        return call
+
     def dangerous(self, name: str, args: list[Word]) -> str | None:
         """Why a command runs another program through its own options (only exact allow rules approve it)."""
+        if name == "git":
+            call = self.git_call(args)
+            return call.danger or E.git_option_danger([w.value for w in args[call.sub + 1:]])
         if name in E.FAMILIES:
             eff = self.effects(name, args)
             return eff.runs_program if eff is not None else None
@@ -928,14 +967,15 @@ class _Analysis:
         if rule is not None:
             out.set_ask(rule, f"'{collapse_ws(u.seg.text) or u.deny_views[-1]}' matches {rule.text}")
         core = u.core
-        if u.unknown_head and len(core) > 1:
+        if u.unknown_head and len(core) > 1 and (self.deny_rules.count or self.ask_rules.count):
             for j in range(1, len(core)):
                 w = core[j]
                 if w.dynamic or w.value.startswith("-") or not _CMD_WORD.match(w.value):
                     continue
                 head = _name(w.value)
                 if not (self.deny_rules.may_match(head) or self.ask_rules.may_match(head)
-                        or self.deny_rules.may_match(w.value) or self.ask_rules.may_match(w.value)):
+                        or (head != w.value and (self.deny_rules.may_match(w.value)
+                                                 or self.ask_rules.may_match(w.value)))):
                     continue
                 views = [_view(core[j:]), collapse_ws(" ".join([_name(w.value), *(x.value for x in core[j + 1:])]))]
                 hit = self.deny_rules.match(views) or self.ask_rules.match(views)
@@ -947,8 +987,8 @@ class _Analysis:
         """The command's file effects: its family's table, or operands by the generic rule."""
         if not name or (name in C.NON_FILE_COMMANDS and name not in E.FAMILIES):
             return None
-        svals = [w.value for w in args]
-        key = (name, *svals)
+        svals = tuple(w.value for w in args)
+        key = (name, svals)
         if key in self._effects:
             return self._effects[key]
         eff = E.effects(name, svals)
@@ -971,8 +1011,10 @@ class _Analysis:
         if eff is not None:
             recognised = name in _READERS or name in E.FAMILIES
             read_words = _refs(args, eff.reads)
-            opt_words = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
-            reads_ok = self.check_reads(u, [*read_words, *opt_words, *u.wrapper_reads], recognised, False)
+            if any("=" in w.value for w in args):
+                read_words += [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
+            reads_ok = self.check_reads(u, [*read_words, *u.wrapper_reads] if u.wrapper_reads else read_words,
+                                        recognised, False)
             if eff.trees:
                 reads_ok = self.check_trees(u, name, _refs(args, eff.trees), eff.follows_links) and reads_ok
             write_words = _refs(args, eff.writes)
@@ -994,7 +1036,7 @@ class _Analysis:
 
     def git_files(self, u: _Unwrapped, args: list[Word]) -> bool:
         """git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files."""
-        call = E.git_call([w.value for w in args])
+        call = self.git_call(args)
         git_words: list[Word] = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
         rest = args[call.sub + 1:]
         for k, w in enumerate(rest[:-1]):
@@ -1116,7 +1158,6 @@ class _Analysis:
         return self._read_only_command(u, head, args, reads_ok)
 
     def _read_only_command(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
-        vals = [w.value for w in args]
         if head in E.FAMILIES:
             if head not in C.READ_ONLY:
                 return False
@@ -1125,6 +1166,7 @@ class _Analysis:
             if eff is None or eff.writes or eff.side_effect or eff.runs_program or eff.names_from:
                 return False
         else:
+            vals = [w.value for w in args]
             validator = C.READ_ONLY.get(head)
             if validator is None:
                 return E.version_only(head, vals)
@@ -1135,7 +1177,7 @@ class _Analysis:
         if head == "git":
             if self.changed_dir:
                 return False
-            call = E.git_call(vals)
+            call = self.git_call(args)
             if not self._git_dirs_inside(args, call):
                 return False
         if head in ("cd", "pushd"):

@@ -109,8 +109,6 @@ for _names, _short in (
     (("cmp",), "i= n="), (("base64", "base32", "basenc"), "w="), (("more",), "n= p="),
 ):
     family(*_names)(_readers(grammar(short=_short)))
-family("less")(_readers(grammar(short="b= h= j= k= o= O= p= P= t= T= x= y= z= #=", aliases="k:lesskey"),
-                        extra_reads=("lesskey",)))
 family("head", "tail")(_readers(grammar(
     short="n= c= s=", long="lines= bytes= pid= sleep-interval= max-unchanged-stats= follow? retry quiet silent "
     "verbose zero-terminated", aliases="n:lines c:bytes")))
@@ -324,7 +322,9 @@ def _find(args: list[str]) -> Effects:
             e.runs_program = f"find {a} runs a program"
         elif a in _FIND_WRITE:
             e.side_effect = f"find {a} writes or deletes files"
-            if a != "-delete" and j + 1 < len(args):
+            if a == "-delete":  # deletes under every start point: Edit rules and critical paths apply
+                e.writes = [*e.writes, *e.reads]
+            elif j + 1 < len(args):
                 e.writes = [*e.writes, (j + 1, args[j + 1])]
         elif a == "-follow":
             e.follows_links = True
@@ -558,7 +558,7 @@ def effects(name: str, args: Sequence[str]) -> Effects | None:
     """The effects of ``name args`` when its family is known, else None."""
     if name not in FAMILIES:
         return None
-    return _cached_effects(name, tuple(args))
+    return _cached_effects(name, args if isinstance(args, tuple) else tuple(args))
 
 
 @lru_cache(maxsize=4096)
@@ -782,3 +782,154 @@ def _dd(args: list[str]) -> Effects:
         elif a.startswith("of="):
             e.writes = [*e.writes, (i, a[3:])]
     return e
+
+
+# -- programs that run code given in their arguments ----------------------------------------
+
+_AWK = grammar(
+    short="F= v= f= e= i= l= E= W= d? o? p? D?",
+    long="field-separator= assign= file= source= include= load= exec= dump-variables? pretty-print? profile? "
+    "debug? characters-as-bytes traditional copyright gen-pot help lint? no-optimize non-decimal-data optimize "
+    "posix re-interval sandbox trace use-lc-numeric version bignum csv",
+    aliases="F:field-separator v:assign f:file e:source i:include l:load E:exec d:dump-variables "
+    "o:pretty-print p:profile D:debug",
+)
+_AWK_STRING = r'"((?:[^"\\]|\\.)*)"'
+_AWK_COMMANDS = (re.compile(r"\bsystem\s*\(\s*" + _AWK_STRING), re.compile(r"\|\s*&?\s*" + _AWK_STRING),
+                 re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b"))
+_AWK_PRINT_TO = re.compile(r"\bprintf?\b[^;{}\n]*?>>?\s*(" + _AWK_STRING + r")?")
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|@load\b|@include\b")
+_ASSIGNMENT_OPERAND = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _awk_programs(p: ParsedArgs) -> tuple[list[str], int | None]:
+    """The program texts awk runs, and the operand index of the one given as an operand."""
+    texts = [o.value for o in p.values("source") if o.value is not None]
+    if texts or p.values("file", "exec"):
+        return texts, None
+    return ([p.args[p.operands[0]]], 0) if p.operands else ([], None)
+
+
+def awk_commands(args: list[str]) -> list[str]:
+    """Shell commands written literally in an awk program (``system("...")``, ``print | "..."``)."""
+    out: list[str] = []
+    for text in _awk_programs(parse_args(_AWK, args))[0]:
+        for rx in _AWK_COMMANDS:
+            out += [m.group(1) for m in rx.finditer(text)]
+    return out
+
+
+@family("awk", "gawk", "mawk", "nawk")
+def _awk(args: list[str]) -> Effects:
+    p = parse_args(_AWK, args)
+    texts, program_at = _awk_programs(p)
+    operands = [(i, p.args[i]) for k, i in enumerate(p.operands) if k != program_at]
+    e = Effects(reads=[r for r in operands if not _ASSIGNMENT_OPERAND.match(r[1])] + _vals(p, "file", "exec",
+                                                                                          "include"))
+    if p.values("file", "exec", "include", "load") or p.has("load") or not texts:
+        e.runs_program = "awk runs a program the analysis cannot read (-f, -i, -l or none)"
+    writes: list[Ref] = _vals(p, "dump-variables", "pretty-print", "profile")
+    for text in texts:
+        if _AWK_RUNS.search(text):
+            e.runs_program = e.runs_program or "awk program runs commands (system(), pipes, @load)"
+        for m in _AWK_PRINT_TO.finditer(text):
+            if m.group(2) is None:
+                e.runs_program = e.runs_program or "awk program prints to a file it names at run time"
+            else:
+                writes.append((-1, m.group(2)))
+    if writes or p.has("dump-variables", "pretty-print", "profile"):
+        e.writes = writes
+        e.side_effect = "awk writes files"
+    return e
+
+
+_VIM_VALUED = frozenset({"-c", "--cmd", "-S", "-s", "-u", "-U", "-i", "-w", "-W", "-T", "-t", "-q", "-r",
+                         "--servername", "--remote-send", "--remote-expr", "-V"})
+_VIM_CODE = frozenset({"-c", "--cmd", "-S", "-s", "-u", "--remote-send", "--remote-expr"})
+
+
+def vim_commands(args: list[str]) -> tuple[list[str], list[Ref], list[Ref]]:
+    """Ex commands vim runs from its arguments, the files it edits, the files its options write."""
+    cmds: list[str] = []
+    files: list[Ref] = []
+    writes: list[Ref] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            files += [(j, args[j]) for j in range(i + 1, len(args))]
+            break
+        if a.startswith("+") and len(a) > 1:
+            body = a[1:]
+            if not (body.isdigit() or body.startswith("/")):
+                cmds.append(body)
+        elif a in _VIM_VALUED or (a[:2] in _VIM_VALUED and len(a) > 2 and not a.startswith("--")):
+            value = args[i + 1] if a in _VIM_VALUED and i + 1 < len(args) else (a[2:] if a not in _VIM_VALUED
+                                                                                    else "")
+            opt = a if a in _VIM_VALUED else a[:2]
+            if opt in _VIM_CODE:
+                cmds.append(value if opt in ("-c", "--cmd", "--remote-send", "--remote-expr") else f"source {value}")
+            if opt in ("-w", "-W"):
+                writes.append((i + 1 if a in _VIM_VALUED else i, value))
+            i += 2 if a in _VIM_VALUED else 1
+            continue
+        elif not a.startswith("-") or a == "-":
+            files.append((i, a))
+        i += 1
+    return cmds, files, writes
+
+
+def vim_shell_commands(args: list[str]) -> list[str]:
+    """Shell text in vim's ex commands (``:!cmd``, ``r !cmd``, ``system("cmd")``)."""
+    out: list[str] = []
+    for cmd in vim_commands(args)[0]:
+        if "!" in cmd:
+            out.append(cmd.split("!", 1)[1])
+        out += [m.group(1) for m in re.finditer(r"system\s*\(\s*[\"']([^\"']*)[\"']", cmd)]
+    return out
+
+
+@family("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim", "gview")
+def _vim(args: list[str]) -> Effects:
+    cmds, files, writes = vim_commands(args)
+    e = Effects(reads=files, writes=files + writes, side_effect="an editor writes the files it opens")
+    if cmds:
+        e.runs_program = "vim runs ex commands from its arguments (-c, +cmd, -S, -s, -u)"
+    return e
+
+
+def less_commands(args: list[str]) -> list[str]:
+    """Shell text in less's initial commands (``+!cmd``, ``+|mark cmd``)."""
+    out = []
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("+") and ("!" in a or "|" in a):
+            out.append(a.split("!", 1)[1] if "!" in a else a.split("|", 1)[1][1:])
+    return out
+
+
+_LESS = grammar(short="b= h= j= k= o= O= p= P= t= T= x= y= z= #=",
+                long="log-file= LOG-FILE= lesskey-file= tag= pattern=", aliases="k:lesskey-file o:log-file O:LOG-FILE")
+
+
+@family("less")
+def _less(args: list[str]) -> Effects:
+    p = parse_args(_LESS, args)
+    e = Effects(reads=[r for r in _ops(p) if not r[1].startswith("+")] + _vals(p, "lesskey-file"))
+    logs = _vals(p, "log-file", "LOG-FILE")
+    if logs:
+        e.writes = logs
+        e.side_effect = "less -o writes a log file"
+    if less_commands(args):
+        e.runs_program = "less runs a shell command from its initial commands (+!cmd)"
+    return e
+
+
+#: Commands whose arguments can hold shell text they run, and how to find it.
+EMBEDDED_SCRIPTS: dict[str, Callable[[list[str]], list[str]]] = {
+    **{n: awk_commands for n in ("awk", "gawk", "mawk", "nawk")},
+    **{n: vim_shell_commands for n in ("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim",
+                                       "gview")},
+    "less": less_commands, "more": less_commands,
+}

@@ -1,0 +1,112 @@
+"""Commands whose arguments hold programs or shell text they run (awk, vim, less, tar's
+program options), and deletions through ``find -delete``: a wildcard allow rule for the
+command never approves what the program runs, and deny rules see the commands inside."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.permissions.support import bash, engine
+
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ALLOWED = engine(allow=["Bash(awk *)", "Bash(gawk *)", "Bash(vim *)", "Bash(less *)", "Bash(tar *)",
+                        "Bash(find *)"],
+                 deny=["Bash(rm *)", "Bash(curl *)", "Bash(sh *)", "Edit(//etc/**)"])
+#: Only the wildcard allow rules: whatever a program runs must ask.
+OPEN = engine(allow=["Bash(awk *)", "Bash(vim *)", "Bash(less *)", "Bash(tar *)", "Bash(find *)"])
+
+
+@pytest.mark.parametrize("command", [
+    """awk 'BEGIN{system("rm -rf /")}'""",
+    """awk 'BEGIN { print "x" | "sh" }'""",
+    """awk 'BEGIN { "curl evil" | getline line }'""",
+    """gawk --source='BEGIN{system("curl x")}'""",
+    """gawk --sou='BEGIN{system("curl x")}'""",
+    """awk -e 'BEGIN{system("rm -rf x")}'""",
+    """awk '{print > "/etc/passwd"}' f""",
+    """awk '{printf "%s", $0 >> "/etc/cron.d/x"}' f""",
+    "vim -c '!rm -rf /' f",
+    "vim -c ':!curl evil' f",
+    "vim +'!rm x' f",
+    "vim --cmd 'silent !sh -c id' f",
+    "vi -c 'call system(\"rm -rf x\")' f",
+    "less '+!rm -rf x' f",
+    "find /etc -delete",
+    "find /etc -name '*.conf' -delete",
+])
+def test_deny_rules_see_inside_the_program(command: str) -> None:
+    assert bash(ALLOWED, command) == "deny", ALLOWED.check("Bash", {"command": command}).reason
+
+
+@pytest.mark.parametrize("command", [
+    """awk 'BEGIN{system("id")}'""",
+    """awk '{print | "cat"}' f""",
+    "awk '{print > $2}' f",
+    "awk '{print $1 > 5}' f",
+    "awk -f prog.awk f",
+    "awk --file=prog.awk f",
+    "gawk -i lib.awk 'BEGIN{}'",
+    "gawk -l ext 'BEGIN{}'",
+    "gawk --lo=ext 'BEGIN{}'",
+    "awk '@load \"x\"; BEGIN{}'",
+    "vim -c 'w /tmp/x' f",
+    "vim -S session.vim f",
+    "vim -s keys.txt f",
+    "vim -u evil.vimrc f",
+    "vim +'!id' f",
+    "less '+!id' f",
+    "less '+|a id' f",
+    "tar --to-command=id -xf x.tar",
+    "tar --to-com=id -xf x.tar",
+    "tar --use-compress-prog=id -cf x src",
+    "tar --checkpoint-act=exec=id -cf x src",
+    "tar --info-scr=id -cf x src",
+    "tar --rsh-command=id -cf host:x src",
+    "tar -I id -cf x src",
+    "tar -Fid -cf x src",
+    "find / -delete",
+    "find ~ -delete",
+    "find /home -delete",
+])
+def test_a_wildcard_allow_rule_does_not_approve_what_the_program_runs(command: str) -> None:
+    assert bash(OPEN, command) == "ask", OPEN.check("Bash", {"command": command}).reason
+
+
+@pytest.mark.parametrize("command", [
+    "awk '{print $1}' f",
+    "awk -F: '$3 > 5 {print $1}' /proj/f",
+    "awk '$1 || $2' f",
+    "awk '{print}' n=1 f",
+    "vim f",
+    "vim +10 f",
+    "vim +/pattern f",
+    "less f",
+    "less +G f",
+    "tar -cf x.tar src",
+    "tar --totals -cf x.tar src",
+    "find . -name '*.pyc' -delete",
+    "find build -delete",
+])
+def test_plain_uses_stay_approved(command: str) -> None:
+    assert bash(OPEN, command) == "allow", OPEN.check("Bash", {"command": command}).reason
+
+
+def test_awk_reads_its_file_operands_and_program_files() -> None:
+    e = engine(allow=["Bash(awk *)"], deny=["Read(.env)"])
+    assert bash(e, "awk 1 .env") == "deny"
+    assert bash(e, "awk -f .env f") == "deny"
+    assert bash(e, "awk '{print}' x=1 .env") == "deny"
+
+
+_TAR_RUNNING = ["to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
+                "rsh-command", "rmt-command"]
+
+
+@SETTINGS
+@given(st.sampled_from(_TAR_RUNNING), st.data(), st.sampled_from(["=id", ""]))
+def test_every_prefix_of_a_tar_option_that_runs_a_program_asks(name: str, data: st.DataObject, value: str) -> None:
+    k = data.draw(st.integers(min_value=3, max_value=len(name)))
+    command = f"tar --{name[:k]}{value} -cf x.tar src"
+    assert bash(OPEN, command) == "ask", (command, OPEN.check("Bash", {"command": command}).reason)
