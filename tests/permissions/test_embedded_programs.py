@@ -110,3 +110,35 @@ def test_every_prefix_of_a_tar_option_that_runs_a_program_asks(name: str, data: 
     k = data.draw(st.integers(min_value=3, max_value=len(name)))
     command = f"tar --{name[:k]}{value} -cf x.tar src"
     assert bash(OPEN, command) == "ask", (command, OPEN.check("Bash", {"command": command}).reason)
+
+
+# -- paths through /proc and unknowable tilde forms -------------------------------------------
+
+PROC = engine(allow=["Bash(cat *)", "Bash(cp *)", "Bash(ls *)"], deny=["Read(.env)", "Read(//etc/shadow)"])
+
+
+@pytest.mark.parametrize("command", [
+    "cat /proc/self/cwd/.env",
+    "cat /proc/thread-self/cwd/.env",
+    "cat /proc/self/task/7/cwd/.env",
+    "cat /proc/self/./cwd//.env",
+    "cat /proc/self/../self/cwd/.env",
+    "cd sub; cat /proc/self/cwd/../.env",
+    "cat /proc/1/root/etc/shadow",
+    "cat /proc/self/root/etc/shadow",
+    "cp /proc/self/cwd/.env /tmp/x",
+])
+def test_proc_links_lead_where_the_command_runs(command: str) -> None:
+    assert bash(PROC, command) == "deny", PROC.check("Bash", {"command": command}).reason
+
+
+@pytest.mark.parametrize("command", ["cat /proc/1/cwd/.env", "cat /proc/self/fd/3", "cat ~-/.env",
+                                     "cp x ~-/y", "cat /proc/42/fd/1"])
+def test_a_path_that_cannot_be_known_asks_when_deny_rules_exist(command: str) -> None:
+    assert bash(PROC, command) == "ask", PROC.check("Bash", {"command": command}).reason
+    assert bash(engine(allow=["Bash(cat *)", "Bash(cp *)"]), command) == "allow"
+
+
+@pytest.mark.parametrize("command", ["cat /proc/cpuinfo", "cat /proc/self/status", "ls /proc/self/cwd/"])
+def test_other_proc_files_stay_as_they_are(command: str) -> None:
+    assert bash(PROC, command) == "allow", PROC.check("Bash", {"command": command}).reason

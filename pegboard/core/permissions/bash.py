@@ -272,6 +272,10 @@ class _Unwrapped:
     allow_view: str | None = None  # the allow core as one string, when unwrapping already built it
 
 
+#: Links under /proc that lead into another directory tree: (process, link, rest).
+_PROC_LINK = re.compile(r"^/proc/(self|thread-self|\d+)(?:/task/\d+)?/(cwd|root|fd|map_files)$")
+
+
 def _name(word: str) -> str:
     w = word.lstrip("=")
     return posixpath.basename(w) if "/" in w else w
@@ -702,10 +706,37 @@ class _Analysis:
         if w.tilde and v.startswith("~"):
             return shell_tilde(v, self.o.home, self.cwds)
         if v.startswith("/"):
-            return [v]
+            return self._proc_alias(v) if v.startswith(("/proc/", "/dev/fd/")) else [v]
         if self.cwd_unknown and not for_deny:
             return None
         return [c + "/" + v for c in self.cwds]
+
+    def _proc_alias(self, path: str) -> list[str] | None:
+        """``/proc/self/cwd/x`` is ``x`` in the command's own directory (not the checker's);
+        ``/proc/N/root/x`` is ``/x``; another process's cwd or open files cannot be known."""
+        parts = path.split("/")
+        stack: list[str] = []
+        m = None
+        for k, part in enumerate(parts):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if stack:
+                    stack.pop()
+                continue
+            stack.append(part)
+            m = _PROC_LINK.match("/" + "/".join(stack))
+            if m is not None:  # what follows the link is applied after it, '..' included
+                rest = "/".join(parts[k + 1:])
+                break
+        if m is None:
+            return [path]
+        who, link, rest = m.group(1), m.group(2), "/" + rest if rest else ""
+        if link == "root":
+            return ["/" + rest.lstrip("/")]
+        if link == "cwd" and who in ("self", "thread-self"):
+            return [c.rstrip("/") + rest if rest else c for c in self.cwds]
+        return None
 
     def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
         """Apply Read rules to file operands; return whether all are known and inside."""
@@ -715,6 +746,7 @@ class _Analysis:
             paths = self.resolve_word(w, for_deny=True)
             if paths is None:
                 all_inside = False
+                self.unknowable(name, w)
                 continue
             for p in paths:
                 v = self.o.read_verdict(p) if recognised else self.o.read_deny_only(p)
@@ -735,6 +767,13 @@ class _Analysis:
         if self.cwd_unknown:
             all_inside = False
         return all_inside
+
+    def unknowable(self, name: str, w: Word) -> None:
+        """A path operand the analysis cannot resolve (``~-``, another process's directory):
+        with deny rules about, no allow rule may approve it unseen. (Expansions are blocked
+        from allow rules already.)"""
+        if not w.dynamic and self.o.deny_bases:
+            self.out.set_hard(f"{name}: cannot tell which file {w.raw} names, so deny rules cannot be checked on it")
 
     def glob_reads(self, name: str, pattern: str, recognised: bool) -> bool:
         """Apply Read rules to what a glob matches on disk now; False when that cannot be told."""
@@ -760,6 +799,7 @@ class _Analysis:
             if paths is None or w.glob:
                 all_inside = all_allowed = False
                 if paths is None:
+                    self.unknowable(name, w)
                     continue
             for p in paths:
                 v = self.o.write_verdict(p)
