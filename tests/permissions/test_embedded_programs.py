@@ -142,3 +142,45 @@ def test_a_path_that_cannot_be_known_asks_when_deny_rules_exist(command: str) ->
 @pytest.mark.parametrize("command", ["cat /proc/cpuinfo", "cat /proc/self/status", "ls /proc/self/cwd/"])
 def test_other_proc_files_stay_as_they_are(command: str) -> None:
     assert bash(PROC, command) == "allow", PROC.check("Bash", {"command": command}).reason
+
+
+# -- git subcommands that run commands from their arguments -----------------------------------
+
+GIT_ALLOWED = engine(allow=["Bash(git *)"], deny=["Bash(rm *)", "Bash(curl *)"])
+GIT_RUNS = [
+    "git submodule foreach {cmd}",
+    "git submodule foreach --recursive '{cmd}'",
+    "git bisect run {cmd}",
+    "git rebase --exec '{cmd}' HEAD~1",
+    "git rebase -x '{cmd}' HEAD~1",
+    "git clone -u '{cmd}' repo",
+    "git clone --upload-pack='{cmd}' repo",
+    "git fetch --upload-pack '{cmd}'",
+    "git push --receive-pack='{cmd}'",
+    "git difftool -x '{cmd}'",
+    "git difftool --extcmd='{cmd}'",
+    "git filter-branch --tree-filter '{cmd}' HEAD",
+    "git grep -O'{cmd}' foo",
+]
+
+
+@pytest.mark.parametrize("template", GIT_RUNS)
+def test_git_subcommands_that_run_commands_are_judged(template: str) -> None:
+    assert bash(GIT_ALLOWED, template.format(cmd="rm x")) == "deny"
+    assert bash(GIT_ALLOWED, template.format(cmd="curl x")) == "deny"
+    harmless = template.format(cmd="true")
+    assert bash(GIT_ALLOWED, harmless) == "ask", GIT_ALLOWED.check("Bash", {"command": harmless}).reason
+
+
+@SETTINGS
+@given(st.sampled_from(["upload-pack", "receive-pack", "exec", "extcmd", "tree-filter", "msg-filter"]), st.data())
+def test_every_prefix_of_a_git_command_option_is_judged(name: str, data: st.DataObject) -> None:
+    k = data.draw(st.integers(min_value=3, max_value=len(name)))
+    command = f"git fetch --{name[:k]}='rm -rf x'"
+    assert bash(GIT_ALLOWED, command) == "deny", command
+
+
+@pytest.mark.parametrize("command", ["git log --oneline", "git clone repo", "git submodule update", "git bisect start",
+                                     "git rebase main"])
+def test_plain_git_stays_approved(command: str) -> None:
+    assert bash(GIT_ALLOWED, command) == "allow"

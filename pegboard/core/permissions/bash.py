@@ -394,8 +394,10 @@ _GIT_COMMAND_KEYS = re.compile(
 
 
 def _git_config_commands(args: list[str]) -> list[str]:
-    """Programs git would run from ``-c key=value`` settings, for deny rules to see."""
-    out = []
+    """Programs git would run from ``-c key=value`` settings and from its subcommand's
+    arguments (``submodule foreach``, ``rebase -x`` ...), for deny rules to see."""
+    call = E.git_call(args)
+    out = E.git_commands(args[call.sub], args[call.sub + 1:]) if call.sub < len(args) else []
     for i, a in enumerate(args):
         if not a.startswith("-"):
             break
@@ -991,7 +993,12 @@ class _Analysis:
         """Why a command runs another program through its own options (only exact allow rules approve it)."""
         if name == "git":
             call = self.git_call(args)
-            return call.danger or E.git_option_danger([w.value for w in args[call.sub + 1:]])
+            values = [w.value for w in args]
+            if call.danger:
+                return call.danger
+            if call.sub < len(values) and E.git_commands(values[call.sub], values[call.sub + 1:]):
+                return f"git {values[call.sub]} runs a command from its arguments"
+            return E.git_option_danger(values[call.sub + 1:])
         if name in E.FAMILIES:
             eff = self.effects(name, args)
             return eff.runs_program if eff is not None else None

@@ -646,6 +646,46 @@ def git_option_danger(rest: list[str]) -> str | None:
     return None
 
 
+#: ``git SUB`` options whose value is a command git runs: (subcommand, short, long names).
+_GIT_COMMAND_OPTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("rebase", "-x", ("exec",)),
+    ("clone", "-u", ("upload-pack",)),
+    ("difftool", "-x", ("extcmd",)),
+    ("grep", "-O", ("open-files-in-pager",)),
+)
+_GIT_FILTERS = ("env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter",
+                "tag-name-filter")
+
+
+def git_commands(sub: str, rest: list[str]) -> list[str]:
+    """Shell commands ``git SUB REST`` runs from its arguments (``submodule foreach``,
+    ``bisect run``, ``rebase -x``, ``clone -u``, ``--upload-pack=`` ...), for deny rules."""
+    out: list[str] = []
+    if sub == "submodule" and "foreach" in rest:
+        tail = rest[rest.index("foreach") + 1:]
+        while tail and tail[0].startswith("-"):
+            tail = tail[1:]
+        out.append(" ".join(tail))
+    if sub == "bisect" and rest[:1] == ["run"]:
+        out.append(" ".join(rest[1:]))
+    longs = [*_GIT_FILTERS, "upload-pack", "receive-pack", "exec", "extcmd", "open-files-in-pager"]
+    for i, a in enumerate(rest):
+        if a == "--":
+            break
+        nxt = rest[i + 1] if i + 1 < len(rest) else None
+        for s_sub, short, _names in _GIT_COMMAND_OPTIONS:
+            if sub == s_sub and a.startswith(short) and not a.startswith("--"):
+                value = a[len(short):] or nxt
+                if value:
+                    out.append(value)
+        if a.startswith("--") and len(a) > 4:
+            body, eq, value = a[2:].partition("=")
+            hits = [n for n in longs if n.startswith(body)]
+            if hits and (eq or nxt):
+                out.append(value if eq else nxt or "")
+    return [c for c in out if c.strip()]
+
+
 def git_side_effect(sub: str, rest: list[str]) -> str | None:
     """Why ``git SUB REST`` is not read-only, or None."""
     opts = [a for a in rest if a.startswith("-")]
