@@ -173,10 +173,13 @@ def test_git_subcommands_that_run_commands_are_judged(template: str) -> None:
 
 
 @SETTINGS
-@given(st.sampled_from(["upload-pack", "receive-pack", "exec", "extcmd", "tree-filter", "msg-filter"]), st.data())
-def test_every_prefix_of_a_git_command_option_is_judged(name: str, data: st.DataObject) -> None:
+@given(st.sampled_from([("fetch", "upload-pack"), ("clone", "upload-pack"), ("push", "receive-pack"),
+                        ("rebase", "exec"), ("difftool", "extcmd"), ("filter-branch", "tree-filter"),
+                        ("filter-branch", "msg-filter"), ("grep", "open-files-in-pager")]), st.data())
+def test_every_prefix_of_a_git_command_option_is_judged(case: tuple[str, str], data: st.DataObject) -> None:
+    sub, name = case
     k = data.draw(st.integers(min_value=3, max_value=len(name)))
-    command = f"git fetch --{name[:k]}='rm -rf x'"
+    command = f"git {sub} --{name[:k]}='rm -rf x'"
     assert bash(GIT_ALLOWED, command) == "deny", command
 
 
@@ -184,3 +187,43 @@ def test_every_prefix_of_a_git_command_option_is_judged(name: str, data: st.Data
                                      "git rebase main"])
 def test_plain_git_stays_approved(command: str) -> None:
     assert bash(GIT_ALLOWED, command) == "allow"
+
+
+# -- writes named inside an archive or a patch -----------------------------------------------
+
+HIDDEN = engine(allow=["Bash(patch *)", "Bash(unzip *)", "Bash(tar *)", "Bash(git *)", "Bash(cpio *)", "Bash(7z *)"],
+                deny=["Edit(./protected/**)"])
+UNGUARDED = engine(allow=["Bash(patch *)", "Bash(unzip *)", "Bash(tar *)", "Bash(git *)", "Bash(cpio *)",
+                          "Bash(7z *)"])
+
+
+@pytest.mark.parametrize("command", [
+    "patch -p1 < fix.diff",
+    "patch -p1 -i fix.diff",
+    "patch src/a.py fix.diff",
+    "unzip x.zip",
+    "unzip -o x.zip -d out",
+    "tar -xf x.tar",
+    "tar xzf x.tgz",
+    "tar --extract -f x.tar",
+    "cpio -idv < x.cpio",
+    "7z x x.7z",
+    "git apply fix.diff",
+    "git apply --index fix.diff",
+    "git am fix.mbox",
+])
+def test_files_named_inside_an_archive_or_patch_ask_while_deny_rules_exist(command: str) -> None:
+    assert bash(HIDDEN, command) == "ask", HIDDEN.check("Bash", {"command": command}).reason
+    assert bash(UNGUARDED, command) == "allow", UNGUARDED.check("Bash", {"command": command}).reason
+
+
+@pytest.mark.parametrize("command", ["patch --dry-run -p1 < fix.diff", "unzip -l x.zip",
+                                     "git apply --check fix.diff", "git apply --stat fix.diff"])
+def test_listing_or_checking_writes_nothing_hidden(command: str) -> None:
+    assert bash(HIDDEN, command) == "allow", HIDDEN.check("Bash", {"command": command}).reason
+
+
+def test_prompt_expansion_runs_the_substitutions_in_a_value() -> None:
+    e = engine(deny=["Bash(rm *)"], allow=["Bash(echo *)"])
+    assert bash(e, "x='$(rm -rf y)'; echo ${x@P}") == "deny"
+    assert bash(e, "x='$(id)'; echo ${x@P}") == "ask"

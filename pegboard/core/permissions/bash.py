@@ -272,6 +272,9 @@ class _Unwrapped:
     allow_view: str | None = None  # the allow core as one string, when unwrapping already built it
 
 
+#: Commands that may write files named inside an archive or a patch (see ``effects.hidden_writes``).
+_HIDDEN_WRITERS = frozenset({"patch", "unzip", "tar", "bsdtar", "cpio", "7z", "7za", "7zr", "git"})
+
 #: Links under /proc that lead into another directory tree: (process, link, rest).
 _PROC_LINK = re.compile(r"^/proc/(self|thread-self|\d+)(?:/task/\d+)?/(cwd|root|fd|map_files)$")
 
@@ -393,10 +396,10 @@ _GIT_COMMAND_KEYS = re.compile(
     r"|filter\..+\.(?:clean|smudge|process)|uploadpack\.packobjectshook|merge\..+\.driver)$", re.IGNORECASE)
 
 
-def _git_config_commands(args: list[str]) -> list[str]:
+def _git_config_commands(args: list[str], call: E.GitCall | None = None) -> list[str]:
     """Programs git would run from ``-c key=value`` settings and from its subcommand's
     arguments (``submodule foreach``, ``rebase -x`` ...), for deny rules to see."""
-    call = E.git_call(args)
+    call = call or E.git_call(args)
     out = E.git_commands(args[call.sub], args[call.sub + 1:]) if call.sub < len(args) else []
     for i, a in enumerate(args):
         if not a.startswith("-"):
@@ -491,8 +494,8 @@ class _Analysis:
         if plain:
             deny_views.append(_view(words))
             cur = words
-            if first_word.lower() == "git":  # programs git runs from -c settings
-                for script in _git_config_commands([w.value for w in words[1:]]):
+            if first_word.lower() == "git":  # programs git runs from -c settings and its arguments
+                for script in _git_config_commands([w.value for w in words[1:]], self.git_call(words[1:])):
                     self.nested(script, parsed, depth, dynamic=False)
         else:
             extras = _Unwrapped(seg=seg, deny_views=[], core=[], allow_core=None, allow_block=None)
@@ -1073,6 +1076,11 @@ class _Analysis:
                 self.hidden_names(name, eff.names_from)
         elif u.wrapper_reads:
             reads_ok = self.check_reads(u, list(u.wrapper_reads), True, False)
+        if name in _HIDDEN_WRITERS and (why := E.hidden_writes(
+                name, [w.value for w in args], self.git_call(args) if name == "git" else None)) is not None:
+            writes_inside = False
+            if self.o.deny_bases:
+                self.out.set_hard(f"{why}; deny rules cannot be checked on them")
         if u.xargs and name and name not in C.NON_FILE_COMMANDS:
             reads_ok = self.xargs_names(u, name) and reads_ok
         if name == "git":

@@ -655,6 +655,13 @@ _GIT_COMMAND_OPTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 _GIT_FILTERS = ("env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter",
                 "tag-name-filter")
+#: ``git SUB`` long options (any prefix) whose value is a command git runs.
+_GIT_COMMAND_LONGS: dict[str, tuple[str, ...]] = {
+    "filter-branch": _GIT_FILTERS, "rebase": ("exec",), "clone": ("upload-pack",), "fetch": ("upload-pack",),
+    "pull": ("upload-pack",), "ls-remote": ("upload-pack",), "fetch-pack": ("upload-pack", "exec"),
+    "archive": ("exec",), "push": ("receive-pack", "exec"), "send-pack": ("receive-pack", "exec"),
+    "difftool": ("extcmd",), "grep": ("open-files-in-pager",),
+}
 
 
 def git_commands(sub: str, rest: list[str]) -> list[str]:
@@ -668,7 +675,7 @@ def git_commands(sub: str, rest: list[str]) -> list[str]:
         out.append(" ".join(tail))
     if sub == "bisect" and rest[:1] == ["run"]:
         out.append(" ".join(rest[1:]))
-    longs = [*_GIT_FILTERS, "upload-pack", "receive-pack", "exec", "extcmd", "open-files-in-pager"]
+    longs = _GIT_COMMAND_LONGS.get(sub, ())
     for i, a in enumerate(rest):
         if a == "--":
             break
@@ -678,7 +685,7 @@ def git_commands(sub: str, rest: list[str]) -> list[str]:
                 value = a[len(short):] or nxt
                 if value:
                     out.append(value)
-        if a.startswith("--") and len(a) > 4:
+        if longs and a.startswith("--") and len(a) > 4:
             body, eq, value = a[2:].partition("=")
             hits = [n for n in longs if n.startswith(body)]
             if hits and (eq or nxt):
@@ -973,3 +980,32 @@ EMBEDDED_SCRIPTS: dict[str, Callable[[list[str]], list[str]]] = {
                                        "gview")},
     "less": less_commands, "more": less_commands,
 }
+
+
+def hidden_writes(name: str, args: list[str], git: GitCall | None = None) -> str | None:
+    """Why a command writes files named where the analysis cannot look (inside an archive or
+    a patch), or None."""
+    opts = [a for a in args if a.startswith("-")]
+    if name == "patch" and not any(a == "--dry-run" or (a.startswith("--dry") and "--dry-run".startswith(a))
+                                   for a in opts):
+        return "patch writes the files its patch names"
+    if name == "unzip" and not any(a[:2] in ("-l", "-t", "-v", "-p", "-Z", "-z") for a in opts):
+        return "unzip writes the files its archive holds"
+    if name in ("tar", "bsdtar"):
+        bundled = args[0] if args and not args[0].startswith("-") else ""
+        if "x" in bundled or any(a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--")
+                                                                 and "x" in a[1:]) for a in args):
+            return "tar -x writes the files its archive holds"
+    if name == "cpio" and any(a in ("-i", "--extract") or (a.startswith("-") and not a.startswith("--")
+                                                          and "i" in a[1:]) for a in args):
+        return "cpio -i writes the files its archive holds"
+    if name in ("7z", "7za", "7zr") and args[:1] in (["x"], ["e"]):
+        return "7z writes the files its archive holds"
+    if name == "git":
+        call = git or git_call(args)
+        sub = args[call.sub] if call.sub < len(args) else ""
+        rest = args[call.sub + 1:]
+        if sub == "am" or (sub == "apply" and not (
+                any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and "--apply" not in rest)):
+            return f"git {sub} writes the files its patch names"
+    return None
