@@ -227,3 +227,48 @@ def test_prompt_expansion_runs_the_substitutions_in_a_value() -> None:
     e = engine(deny=["Bash(rm *)"], allow=["Bash(echo *)"])
     assert bash(e, "x='$(rm -rf y)'; echo ${x@P}") == "deny"
     assert bash(e, "x='$(id)'; echo ${x@P}") == "ask"
+
+
+# -- brace expansion makes several words ------------------------------------------------------
+
+BRACED = engine(allow=["Bash(touch *)", "Bash(cp *)", "Bash(tee *)", "Bash(cat *)", "Bash(rm *)"],
+                deny=["Edit(//etc/**)", "Read(//home/u/.ssh/**)"])
+
+
+@pytest.mark.parametrize("command", [
+    "touch {a,/etc/b}",
+    "cp src/a.py {x,/etc/y}",
+    "cp {src/a.py,/etc/passwd}",
+    "tee {a,/etc/cron.d/x}",
+    "touch /{tmp,etc}/x",
+    "touch /e{t,}c/x",
+    "cat {a,/home/u/.ssh/id_rsa}",
+    "cat /home/u/.ss{h,x}/id_rsa",
+    "touch {a,{b,/etc/c}}",
+])
+def test_brace_expansion_reaches_every_word_it_makes(command: str) -> None:
+    assert bash(BRACED, command) == "deny", BRACED.check("Bash", {"command": command}).reason
+
+
+def test_a_brace_that_expands_to_a_critical_path_is_critical() -> None:
+    assert bash(BRACED, "rm -rf {x,/}") == "ask"
+    assert bash(BRACED, "touch {a,b}") == "allow"
+
+
+_PIECE = st.sampled_from(["a", "b", "/", ".", "x", ",", "{", "}", "1..3", "c..a", "-"])
+
+
+@SETTINGS
+@given(st.lists(_PIECE, min_size=1, max_size=9).map("".join))
+def test_brace_expansion_agrees_with_bash(word: str) -> None:
+    import subprocess
+
+    from pegboard.core.permissions.bash import brace_expand
+
+    got = brace_expand(word)
+    proc = subprocess.run(["bash", "-c", f"printf '%s\\n' {word}"], capture_output=True, text=True, timeout=10)
+    if proc.returncode != 0:
+        return
+    expected = proc.stdout.split("\n")[:-1]
+    if got is not None:
+        assert [w for w in got if w] == [w for w in expected if w], word

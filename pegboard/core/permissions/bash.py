@@ -279,6 +279,86 @@ _HIDDEN_WRITERS = frozenset({"patch", "unzip", "tar", "bsdtar", "cpio", "7z", "7
 _PROC_LINK = re.compile(r"^/proc/(self|thread-self|\d+)(?:/task/\d+)?/(cwd|root|fd|map_files)$")
 
 
+def _has_glob(path: str) -> bool:
+    return "*" in path or "?" in path or "[" in path
+
+
+_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+
+
+def brace_expand(word: str, limit: int = 64) -> list[str] | None:
+    """The words bash makes of ``word`` by brace expansion (``a{b,c}`` -> ``ab ac``,
+    ``{1..3}``), in order; None when there would be more than ``limit``."""
+    depth, start = 0, -1
+    for i, ch in enumerate(word):
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                alts = _brace_alternatives(word[start + 1:i])
+                if alts is None:
+                    continue
+                out: list[str] = []
+                for alt in alts:
+                    more = brace_expand(word[:start] + alt + word[i + 1:], limit)
+                    if more is None or len(out) + len(more) > limit:
+                        return None
+                    out += more
+                return out
+    return [word]
+
+
+def _expand_braces(args: list[Word]) -> list[Word]:
+    """The arguments after brace expansion (one word may become several, which moves the
+    operands after it: ``cp {a,/etc/x}`` is ``cp a /etc/x``)."""
+    if not any(w.glob and "{" in w.value and not w.dynamic for w in args):
+        return args
+    out: list[Word] = []
+    for w in args:
+        alternatives = brace_expand(w.value) if w.glob and "{" in w.value and not w.dynamic else None
+        if alternatives is None or alternatives == [w.value]:
+            out.append(w)
+            continue
+        out += [Word(value=alt, raw=w.raw, glob=_has_glob(alt), quoted=w.quoted, tilde=alt.startswith("~"))
+                for alt in alternatives if alt]
+    return out
+
+
+def _brace_alternatives(body: str) -> list[str] | None:
+    """The alternatives of one ``{body}``, or None when it is no brace expansion (no comma, no range)."""
+    m = _SEQUENCE.match(body)
+    if m:
+        a, b, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+        if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+            lo, hi = int(a), int(b)
+            if abs(hi - lo) // step > 64:
+                return [body] * 65  # too many: the caller gives up
+            rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+            return [str(n) for n in rng]
+        if a.isalpha() and b.isalpha():
+            lo, hi = ord(a), ord(b)
+            rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+            return [chr(n) for n in rng]
+    parts: list[str] = []
+    depth, cur = 0, ""
+    for ch in body:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if not parts:
+        return None
+    return [*parts, cur]
+
+
 def _name(word: str) -> str:
     w = word.lstrip("=")
     return posixpath.basename(w) if "/" in w else w
@@ -698,6 +778,19 @@ class _Analysis:
     def resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
         """Absolute candidate paths for a word, or None when they cannot be known."""
         v = w.value
+        if w.glob and "{" in v and not w.dynamic:  # bash expands brace lists into several words first
+            alternatives = brace_expand(v)
+            if alternatives is None:
+                return None
+            if alternatives != [v]:
+                out: list[str] = []
+                for alt in alternatives:
+                    paths = self.resolve_word(Word(value=alt, raw=w.raw, glob=_has_glob(alt), quoted=w.quoted,
+                                                   tilde=alt.startswith("~")), for_deny)
+                    if paths is None:
+                        return None
+                    out += paths
+                return out
         if w.dynamic:
             m = _HOME_PREFIX.match(v)
             if not m:
@@ -764,7 +857,7 @@ class _Analysis:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
                 if not v.inside:
                     all_inside = False
-                if (w.glob and name not in C.NAME_LISTERS) or recursive:
+                if (w.glob and _has_glob(p) and name not in C.NAME_LISTERS) or recursive:
                     base = _glob_base(collapse(p)) if w.glob else collapse(p)
                     hit = self.o.deny_under(base)
                     if hit is not None and not (w.glob and self.glob_reads(name, p, recognised)):
@@ -1048,13 +1141,13 @@ class _Analysis:
         return eff
 
     def _write_words(self, u: _Unwrapped, name: str) -> list[Word]:
-        args = u.core[1:]
+        args = _expand_braces(u.core[1:])
         eff = self.effects(name, args)
         return _refs(args, eff.writes) if eff is not None else []
 
     def files(self, u: _Unwrapped, name: str) -> tuple[bool, bool]:
         """Read/Edit rules on the files the command reads and writes: (reads all inside, writes all inside)."""
-        args = u.core[1:]
+        args = _expand_braces(u.core[1:])
         reads_ok = True
         writes_inside = True
         eff = u.eff = self.effects(name, args)
