@@ -973,7 +973,6 @@ class _Analysis:
             units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
             i += 1
         self.directories(units)
-        self.units_by_seg = {id(u.seg): u for u in units}
         self._units = units
         for u in units:
             self.judge(u)
@@ -1079,7 +1078,7 @@ class _Analysis:
 
     def git_call(self, args: list[Word]) -> E.GitCall:
         """git's global options for these arguments, split once per analysis (never changed after)."""
-        key = tuple(w.value for w in args)
+        key = tuple([w.value for w in args])
         call = self._git_calls.get(key)
         if call is None:
             call = self._git_calls[key] = E.git_call(list(key))
@@ -1130,7 +1129,7 @@ class _Analysis:
         """The command's file effects: its family's table, or operands by the generic rule."""
         if not name or (name in C.NON_FILE_COMMANDS and name not in E.FAMILIES):
             return None
-        svals = tuple(w.value for w in args)
+        svals = tuple([w.value for w in args])
         key = (name, svals)
         if key in self._effects:
             return self._effects[key]
@@ -1141,13 +1140,13 @@ class _Analysis:
         return eff
 
     def _write_words(self, u: _Unwrapped, name: str) -> list[Word]:
-        args = _expand_braces(u.core[1:])
+        args = _expand_braces(u.core[1:]) if "{" in u.seg.text else u.core[1:]
         eff = self.effects(name, args)
         return _refs(args, eff.writes) if eff is not None else []
 
     def files(self, u: _Unwrapped, name: str) -> tuple[bool, bool]:
         """Read/Edit rules on the files the command reads and writes: (reads all inside, writes all inside)."""
-        args = _expand_braces(u.core[1:])
+        args = _expand_braces(u.core[1:]) if "{" in u.seg.text else u.core[1:]
         reads_ok = True
         writes_inside = True
         eff = u.eff = self.effects(name, args)
@@ -1211,6 +1210,8 @@ class _Analysis:
 
     def xargs_names(self, u: _Unwrapped, name: str) -> bool:
         """``producer | xargs cmd``: cmd also gets the names the producer prints."""
+        if not self.units_by_seg:
+            self.units_by_seg = {id(unit.seg): unit for unit in self._units}
         producer = self.units_by_seg.get(id(u.seg.stdin_from)) if u.seg.stdin_from is not None else None
         listed = _listed_roots(producer) if producer is not None else None
         if listed is None:
