@@ -272,3 +272,20 @@ def test_brace_expansion_agrees_with_bash(word: str) -> None:
     expected = proc.stdout.split("\n")[:-1]
     if got is not None:
         assert [w for w in got if w] == [w for w in expected if w], word
+
+
+@pytest.mark.parametrize("command", ["split src/a.py /etc/x", "split -l 10 src/a.py /etc/piece",
+                                     "csplit -f /etc/x src/a.py 1", "csplit --pre=/etc/x src/a.py 1",
+                                     "shuf -o /etc/x src/a.py", "shuf --ou=/etc/x src/a.py", "split .env",
+                                     "shuf .env", "shuf --random-source=.env -i 1-5"])
+def test_split_and_shuf_writes_and_reads_are_checked(command: str) -> None:
+    e = engine(allow=["Bash(split *)", "Bash(csplit *)", "Bash(shuf *)"], deny=["Edit(//etc/**)", "Read(.env)"])
+    assert bash(e, command) == "deny", e.check("Bash", {"command": command}).reason
+
+
+def test_split_and_shuf_inside_stay_approved() -> None:
+    e = engine(allow=["Bash(split *)", "Bash(shuf *)"], deny=["Edit(//etc/**)"])
+    assert bash(e, "split -l 100 data.txt part_") == "allow"
+    assert bash(e, "shuf -n 3 data.txt") == "allow"
+    assert bash(e, "shuf -e a b c") == "allow"
+    assert bash(e, "split --filter='rm x' data.txt") == "ask"

@@ -1009,3 +1009,45 @@ def hidden_writes(name: str, args: list[str], git: GitCall | None = None) -> str
                 any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and "--apply" not in rest)):
             return f"git {sub} writes the files its patch names"
     return None
+
+
+@family("shuf")
+def _shuf(args: list[str]) -> Effects:
+    p = parse_args(grammar(short="e i= n= o=", long="echo input-range= head-count= output= random-source= repeat "
+                           "zero-terminated", aliases="e:echo i:input-range n:head-count o:output"), args)
+    e = Effects(reads=([] if p.has("echo", "input-range") else _ops(p)) + _vals(p, "random-source"))
+    if p.values("output"):
+        e.writes = _vals(p, "output")
+        e.side_effect = "shuf -o writes a file"
+    return e
+
+
+_SPLIT = grammar(short="a= b= C= d e l= n= t= x", long="suffix-length= additional-suffix= bytes= line-bytes= "
+                 "lines= number= separator= numeric-suffixes? hex-suffixes? elide-empty-files unbuffered filter= "
+                 "verbose")
+_CSPLIT = grammar(short="b= f= n= k s z", long="suffix-format= prefix= digits= keep-files quiet silent "
+                  "elide-empty-files suppress-matched", aliases="f:prefix")
+
+
+def _pieces(prefix: list[Ref], default: str) -> list[Ref]:
+    """The files written beside a prefix (``PREFIXaa``, ``xx00`` ...), as one pattern each."""
+    return [(i, v + "*") for i, v in prefix] or [(-1, default + "*")]
+
+
+@family("split")
+def _split(args: list[str]) -> Effects:
+    """``split [IN [PREFIX]]``: the pieces are written beside the prefix."""
+    p = parse_args(_SPLIT, args)
+    ops = _ops(p)
+    e = Effects(reads=ops[:1], writes=_pieces(ops[1:2], "x"), side_effect="split writes the pieces")
+    if p.values("filter"):
+        e.runs_program = "split --filter runs a shell command"
+    return e
+
+
+@family("csplit")
+def _csplit(args: list[str]) -> Effects:
+    """``csplit [-f PREFIX] IN PATTERN...``: the pieces are written beside the prefix."""
+    p = parse_args(_CSPLIT, args)
+    ops = _ops(p)
+    return Effects(reads=ops[:1], writes=_pieces(_vals(p, "prefix"), "xx"), side_effect="csplit writes the pieces")
