@@ -201,6 +201,24 @@ class ConfigLayer:
     def label(self) -> str:
         return f"{self.scope}:{self.path}" if self.path else self.scope
 
+    @cached_property
+    def model(self) -> PegboardConfig:
+        """The layer validated, once: loading it and every permission engine built on it share
+        this model. Raises ``ConfigError`` naming file, key, expected and found."""
+        where = str(self.path) if self.path else f"{self.scope} config"
+        try:
+            return PegboardConfig.model_validate(dict(self.data))
+        except ValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal[")))
+                expected = err["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
+                problems.append(
+                    f"{where}: key '{loc}': expected {expected}, found {_type_name(err.get('input'))}"
+                    f" {json.dumps(err.get('input'), default=str)[:80]}"
+                )
+            raise ConfigError("\n".join(dict.fromkeys(problems))) from None
+
 
 @dataclass
 class LoadedConfig:
@@ -266,20 +284,7 @@ def _type_name(value: Any) -> str:
 
 def validate_layer(layer: ConfigLayer) -> tuple[PegboardConfig, list[str]]:
     """Validate one layer; return the model and warnings about keys Pegboard does not know."""
-    where = str(layer.path) if layer.path else f"{layer.scope} config"
-    try:
-        model = PegboardConfig.model_validate(dict(layer.data))
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith(("function-", "literal[")))
-            expected = err["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
-            problems.append(
-                f"{where}: key '{loc}': expected {expected}, found {_type_name(err.get('input'))}"
-                f" {json.dumps(err.get('input'), default=str)[:80]}"
-            )
-        raise ConfigError("\n".join(dict.fromkeys(problems))) from None
-    return model, unknown_key_warnings(layer)
+    return layer.model, unknown_key_warnings(layer)
 
 
 def unknown_key_warnings(layer: ConfigLayer) -> list[str]:

@@ -103,6 +103,8 @@ def collapse(path: str) -> str:
 
     ``..`` at the root stays at the root, so the result never escapes ``/``.
     """
+    if path[:1] == "/" and "//" not in path and "/." not in path and path[-1:] != "/":
+        return path  # already normal: every part is a plain name
     parts: list[str] = []
     for seg in path.split("/"):
         if seg in ("", "."):

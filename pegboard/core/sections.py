@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_snake
 
 if TYPE_CHECKING:
     from pegboard.core.config import ConfigLayer
@@ -86,6 +87,16 @@ def get_path(data: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
+def spellings(dotted: str) -> list[str]:
+    """Every spelling of a key path the config models accept: as written (``defaultMode``) and
+    by field name (``default_mode``), part by part."""
+    out = [""]
+    for part in dotted.split("."):
+        forms = dict.fromkeys([part, to_snake(part)])
+        out = [f"{head}.{form}" if head else form for head in out for form in forms]
+    return out
+
+
 def _pop_path(data: dict[str, Any], dotted: str) -> bool:
     parts = dotted.split(".")
     node: Any = data
@@ -125,17 +136,18 @@ def only_narrowing(
             continue
         data = copy.deepcopy(dict(layer.data))
         removed = False
-        for key, why in table.items():
-            value = get_path(data, key)
-            if value is None:
-                continue
-            reason = _reason(why, value)
-            if reason is None:
-                continue
-            if _pop_path(data, key):
-                removed = True
-                where = str(layer.path) if layer.path else f"{layer.scope} config"
-                notices.append(f"{where}: {key} = {json.dumps(value, default=str)[:60]} {TRUST_HINT}: {reason}")
+        for declared, why in table.items():
+            for key in spellings(declared):
+                value = get_path(data, key)
+                if value is None:
+                    continue
+                reason = _reason(why, value)
+                if reason is None:
+                    continue
+                if _pop_path(data, key):
+                    removed = True
+                    where = str(layer.path) if layer.path else f"{layer.scope} config"
+                    notices.append(f"{where}: {key} = {json.dumps(value, default=str)[:60]} {TRUST_HINT}: {reason}")
         out.append(replace(layer, data=data) if removed else layer)
     return out, notices
 

@@ -517,3 +517,36 @@ def test_git_operands_and_read_denies(command: str, expect: str) -> None:
 @pytest.mark.parametrize("command", ["rm${IFS}-rf x", "{rm,-rf,x}", "x=rm; $x -rf build", "X=/bin/rm; ${X} x"])
 def test_deny_sees_through_simple_expansions(command: str) -> None:
     assert bash(engine(deny=["Bash(rm *)"]), command) == "deny"
+
+
+# -- the validated models -------------------------------------------------------------------
+
+def test_the_engine_reads_the_layers_validated_model() -> None:
+    from pegboard.core.config import load_layers
+
+    layer = ConfigLayer("cli", {"permissions": {"deny": ["Bash(curl *)"], "defaultMode": "acceptEdits",
+                                                "additionalDirectories": ["../shared"]}}, root=Path("/proj"))
+    loaded = load_layers([layer])
+    model = layer.model
+    assert loaded.layers[0] is layer and model is layer.model  # validated once, shared
+    e = PermissionEngine([layer], cwd=Path("/proj"), home=HOME)
+    assert layer.model is model
+    assert (e.mode, bash(e, "curl x")) == ("acceptEdits", "deny")
+    assert "/shared" in e.workdirs
+
+
+def test_a_layer_that_does_not_validate_keeps_every_rule_it_can_read() -> None:
+    data = {"hooks": "not an object", "permissions": {"deny": ["Bash(curl *)", 7], "defaultMode": "yolo",
+                                                      "ask": "Bash(npm *)", "allow": ["Bash(ls *)"]}}
+    e = PermissionEngine([ConfigLayer("code", data)], cwd=Path("/proj"), home=HOME)
+    assert (e.mode, bash(e, "curl x"), bash(e, "ls -la")) == ("default", "deny", "allow")
+    text = "\n".join(e.diagnostics)
+    assert "permissions.deny[1]" in text and "permissions.ask: expected a list" in text and "'yolo'" in text
+
+
+def test_of_two_layers_of_one_scope_the_later_mode_wins_as_in_merging() -> None:
+    first = ConfigLayer("cli", {"permissions": {"defaultMode": "plan"}})
+    second = ConfigLayer("cli", {"permissions": {"defaultMode": "acceptEdits"}})
+    assert PermissionEngine([first, second], cwd=Path("/proj"), home=HOME).mode == "acceptEdits"
+    managed = ConfigLayer("managed", {"permissions": {"defaultMode": "plan"}})
+    assert PermissionEngine([managed, first, second], cwd=Path("/proj"), home=HOME).mode == "plan"

@@ -67,15 +67,30 @@ def show(config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> Non
 
 
 def _rule_diagnostics(layer: Any) -> list[str]:
-    """Permission rules that are malformed or take no specifier, with file and position."""
+    """Permission rules that are malformed or take no specifier, and path rules anchored with
+    one slash at a directory the file's base does not hold, with file and position."""
     if not layer.data.get("permissions"):
         return []
     from pegboard.core.permissions import PermissionEngine
+    from pegboard.core.permissions.anchors import missing_anchor_warnings
 
     try:
-        return list(PermissionEngine([layer], cwd=layer.root or Path.cwd()).diagnostics)
+        engine = PermissionEngine([layer], cwd=layer.root or Path.cwd())
     except Exception:  # a wrong type under permissions is already reported as an error
         return []
+    return [*engine.diagnostics, *missing_anchor_warnings(r for rules in engine.rules.values() for r in rules)]
+
+
+def _layer_of(file: Path) -> Any:
+    """The file as the layer it would be: a project file (``.pegboard/settings*``) is anchored
+    at the project root, any other file at its own directory, as ``--config`` files are."""
+    from pegboard.core.config import CONFIG_SUFFIXES, ConfigLayer, read_config_file
+
+    data = read_config_file(file)
+    stem = file.name[: -len(file.suffix)] if file.suffix in CONFIG_SUFFIXES else file.name
+    if file.parent.name == ".pegboard" and stem in ("settings", "settings.local"):
+        return ConfigLayer("project" if stem == "settings" else "project-local", data, file, file.parent.parent)
+    return ConfigLayer("cli", data, file, file.parent)
 
 
 #: hook events of other products that Pegboard never fires: their handlers load but do not run
@@ -175,10 +190,10 @@ def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[
 
 def validate_file(file: Path) -> tuple[list[str], list[str]]:
     """``(errors, warnings)`` for one config file; warnings are kept when there are errors too."""
-    from pegboard.core.config import ConfigError, ConfigLayer, read_config_file, unknown_key_warnings, validate_layer
+    from pegboard.core.config import ConfigError, unknown_key_warnings, validate_layer
 
     try:
-        layer = ConfigLayer("cli", read_config_file(file), file, file.parent)
+        layer = _layer_of(file.resolve())
     except ConfigError as exc:
         return str(exc).splitlines(), []
     where = str(file)

@@ -59,7 +59,8 @@ for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
 #: Command names that unwrapping must look into (everything else is taken as it is).
 _SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
-                            *C.EVAL_COMMANDS, "find", "fd", "fdfind", "command", "xargs", "git", "mapfile",
+                            *C.EVAL_COMMANDS, *E.EMBEDDED_SCRIPTS, "find", "fd", "fdfind", "command", "xargs",
+                            "mapfile",
                             "readarray", "trap", "rsync"})
 
 
@@ -268,6 +269,94 @@ class _Unwrapped:
     xargs_inner: list[Word] | None = None  # for read-only checks: the command xargs runs
     evaluated: str | None = None  # a word Bash evaluates as code (a subscript with a substitution)
     eff: E.Effects | None = None  # the core command's effects, once computed
+    allow_view: str | None = None  # the allow core as one string, when unwrapping already built it
+
+
+#: Commands that may write files named inside an archive or a patch (see ``effects.hidden_writes``).
+_HIDDEN_WRITERS = frozenset({"patch", "unzip", "tar", "bsdtar", "cpio", "7z", "7za", "7zr", "git"})
+
+#: Links under /proc that lead into another directory tree: (process, link, rest).
+_PROC_LINK = re.compile(r"^/proc/(self|thread-self|\d+)(?:/task/\d+)?/(cwd|root|fd|map_files)$")
+
+
+def _has_glob(path: str) -> bool:
+    return "*" in path or "?" in path or "[" in path
+
+
+_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+
+
+def brace_expand(word: str, limit: int = 64) -> list[str] | None:
+    """The words bash makes of ``word`` by brace expansion (``a{b,c}`` -> ``ab ac``,
+    ``{1..3}``), in order; None when there would be more than ``limit``."""
+    depth, start = 0, -1
+    for i, ch in enumerate(word):
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                alts = _brace_alternatives(word[start + 1:i])
+                if alts is None:
+                    continue
+                out: list[str] = []
+                for alt in alts:
+                    more = brace_expand(word[:start] + alt + word[i + 1:], limit)
+                    if more is None or len(out) + len(more) > limit:
+                        return None
+                    out += more
+                return out
+    return [word]
+
+
+def _expand_braces(args: list[Word]) -> list[Word]:
+    """The arguments after brace expansion (one word may become several, which moves the
+    operands after it: ``cp {a,/etc/x}`` is ``cp a /etc/x``)."""
+    if not any(w.glob and "{" in w.value and not w.dynamic for w in args):
+        return args
+    out: list[Word] = []
+    for w in args:
+        alternatives = brace_expand(w.value) if w.glob and "{" in w.value and not w.dynamic else None
+        if alternatives is None or alternatives == [w.value]:
+            out.append(w)
+            continue
+        out += [Word(value=alt, raw=w.raw, glob=_has_glob(alt), quoted=w.quoted, tilde=alt.startswith("~"))
+                for alt in alternatives if alt]
+    return out
+
+
+def _brace_alternatives(body: str) -> list[str] | None:
+    """The alternatives of one ``{body}``, or None when it is no brace expansion (no comma, no range)."""
+    m = _SEQUENCE.match(body)
+    if m:
+        a, b, step = m.group(1), m.group(2), abs(int(m.group(3) or 1)) or 1
+        if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+            lo, hi = int(a), int(b)
+            if abs(hi - lo) // step > 64:
+                return [body] * 65  # too many: the caller gives up
+            rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+            return [str(n) for n in rng]
+        if a.isalpha() and b.isalpha():
+            lo, hi = ord(a), ord(b)
+            rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
+            return [chr(n) for n in rng]
+    parts: list[str] = []
+    depth, cur = 0, ""
+    for ch in body:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if not parts:
+        return None
+    return [*parts, cur]
 
 
 def _name(word: str) -> str:
@@ -303,13 +392,25 @@ def _dangerous(name: str, args: list[str]) -> str | None:
     eff = E.effects(name, args)
     if eff is not None:
         return eff.runs_program
-    if name == "tar" and any(a.startswith(("--to-command", "--use-compress-program", "-I", "--checkpoint-action",
-                                           "--info-script", "--new-volume-script", "-F"))
-                             for a in args):
+    if name == "tar" and any(_tar_runs(a) for a in args):
         return "tar option that runs a program"
     if name in ("zip",) and any(a in ("-TT", "--unzip-command") for a in args):
         return "zip -TT runs a program"
     return None
+
+
+#: tar's long options that run programs; GNU tar takes any unambiguous prefix of them.
+_TAR_RUNNING = ("to-command", "use-compress-program", "checkpoint-action", "info-script", "new-volume-script",
+                "rsh-command", "rmt-command")
+
+
+def _tar_runs(arg: str) -> bool:
+    if arg.startswith("--"):
+        body = arg[2:].split("=", 1)[0]
+        return len(body) >= 3 and any(name.startswith(body) for name in _TAR_RUNNING)
+    if arg.startswith("-"):
+        return any(c in arg[1:2] for c in "IF")  # -I PROG, -F SCRIPT (first letter of a cluster)
+    return False
 
 
 #: Commands whose options can make them run other programs (see ``_dangerous``).
@@ -375,9 +476,11 @@ _GIT_COMMAND_KEYS = re.compile(
     r"|filter\..+\.(?:clean|smudge|process)|uploadpack\.packobjectshook|merge\..+\.driver)$", re.IGNORECASE)
 
 
-def _git_config_commands(args: list[str]) -> list[str]:
-    """Programs git would run from ``-c key=value`` settings, for deny rules to see."""
-    out = []
+def _git_config_commands(args: list[str], call: E.GitCall | None = None) -> list[str]:
+    """Programs git would run from ``-c key=value`` settings and from its subcommand's
+    arguments (``submodule foreach``, ``rebase -x`` ...), for deny rules to see."""
+    call = call or E.git_call(args)
+    out = E.git_commands(args[call.sub], args[call.sub + 1:]) if call.sub < len(args) else []
     for i, a in enumerate(args):
         if not a.startswith("-"):
             break
@@ -396,6 +499,9 @@ def _builtin_scripts(name: str, args: list[str]) -> list[str]:
     if name == "rsync":
         return [a.split("=", 1)[1] for a in args if a.startswith("--rsh=")] + [
             args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--rsh")]
+    embedded = E.EMBEDDED_SCRIPTS.get(name)
+    if embedded is not None:
+        return embedded(args)
     return callback_scripts(name, args)
 
 
@@ -451,7 +557,8 @@ class _Analysis:
         self.units_by_seg: dict[int, _Unwrapped] = {}
         self._units: list[_Unwrapped] = []
         self._disk_trusted: bool | None = None
-        self._effects: dict[tuple[str, ...], E.Effects | None] = {}
+        self._effects: dict[tuple[str, tuple[str, ...]], E.Effects | None] = {}
+        self._git_calls: dict[tuple[str, ...], E.GitCall] = {}
 
     # -- unwrapping ------------------------------------------------------------------------
     def unwrap(self, seg: Segment, parsed: ParsedScript, depth: int) -> _Unwrapped:
@@ -467,6 +574,9 @@ class _Analysis:
         if plain:
             deny_views.append(_view(words))
             cur = words
+            if first_word.lower() == "git":  # programs git runs from -c settings and its arguments
+                for script in _git_config_commands([w.value for w in words[1:]], self.git_call(words[1:])):
+                    self.nested(script, parsed, depth, dynamic=False)
         else:
             extras = _Unwrapped(seg=seg, deny_views=[], core=[], allow_core=None, allow_block=None)
             cur = self._unwrap_deny(seg, parsed, depth, deny_views, extras)
@@ -483,6 +593,8 @@ class _Analysis:
         else:
             acur, via_xargs = self._unwrap_allow(words)
         u = self._finish(seg, deny_views, core, acur, via_xargs, allow_block)
+        if plain:
+            u.allow_view = deny_views[0]  # the words as they are: the same string
         if extras is not None:
             u.wrapper_writes, u.wrapper_reads, u.chdir, u.xargs = (extras.wrapper_writes, extras.wrapper_reads,
                                                                    extras.chdir, extras.xargs)
@@ -594,19 +706,19 @@ class _Analysis:
             allow_block = allow_block or "contains a shell expansion"
         if seg.kind == "command" and not acur:
             allow_block = allow_block or "no command to run"
-        if any(not v.isascii() for v in deny_views):  # fullwidth or compatibility spellings
+        joined = "\n".join(deny_views)
+        if not joined.isascii():  # fullwidth or compatibility spellings
             deny_views += [_nfkc(v) for v in deny_views]
-        if any("$" in v or "{" in v for v in deny_views):
+        if "$" in joined or "{" in joined:
             deny_views += self.expanded_views(deny_views)
-        u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)), core=core,
-                       allow_core=acur if allow_block is None else None, allow_block=allow_block)
+        u = _Unwrapped(seg=seg, deny_views=list(dict.fromkeys(deny_views)) if len(deny_views) > 1 else deny_views,
+                       core=core, allow_core=acur if allow_block is None else None, allow_block=allow_block)
         if acur:
             aname = acur[0].value
-            aargs = [w.value for w in acur[1:]]
             if aname in C.EXEC_WRAPPERS or aname in C.EVAL_COMMANDS or (
                 aname in C.SHELLS and (len(acur) == 1 or _shell_script(acur[1:])[1])
             ) or aname == "xargs":
-                u.exec_like = not (aname == "env" and _env_runs_nothing(aargs))
+                u.exec_like = not (aname == "env" and _env_runs_nothing([w.value for w in acur[1:]]))
             dname = _name(aname)
             if dname in _DANGER_CHECKED:
                 u.dangerous = self.dangerous(dname, acur[1:])
@@ -666,6 +778,19 @@ class _Analysis:
     def resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
         """Absolute candidate paths for a word, or None when they cannot be known."""
         v = w.value
+        if w.glob and "{" in v and not w.dynamic:  # bash expands brace lists into several words first
+            alternatives = brace_expand(v)
+            if alternatives is None:
+                return None
+            if alternatives != [v]:
+                out: list[str] = []
+                for alt in alternatives:
+                    paths = self.resolve_word(Word(value=alt, raw=w.raw, glob=_has_glob(alt), quoted=w.quoted,
+                                                   tilde=alt.startswith("~")), for_deny)
+                    if paths is None:
+                        return None
+                    out += paths
+                return out
         if w.dynamic:
             m = _HOME_PREFIX.match(v)
             if not m:
@@ -679,10 +804,37 @@ class _Analysis:
         if w.tilde and v.startswith("~"):
             return shell_tilde(v, self.o.home, self.cwds)
         if v.startswith("/"):
-            return [v]
+            return self._proc_alias(v) if v.startswith(("/proc/", "/dev/fd/")) else [v]
         if self.cwd_unknown and not for_deny:
             return None
         return [c + "/" + v for c in self.cwds]
+
+    def _proc_alias(self, path: str) -> list[str] | None:
+        """``/proc/self/cwd/x`` is ``x`` in the command's own directory (not the checker's);
+        ``/proc/N/root/x`` is ``/x``; another process's cwd or open files cannot be known."""
+        parts = path.split("/")
+        stack: list[str] = []
+        m = None
+        for k, part in enumerate(parts):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if stack:
+                    stack.pop()
+                continue
+            stack.append(part)
+            m = _PROC_LINK.match("/" + "/".join(stack))
+            if m is not None:  # what follows the link is applied after it, '..' included
+                rest = "/".join(parts[k + 1:])
+                break
+        if m is None:
+            return [path]
+        who, link, rest = m.group(1), m.group(2), "/" + rest if rest else ""
+        if link == "root":
+            return ["/" + rest.lstrip("/")]
+        if link == "cwd" and who in ("self", "thread-self"):
+            return [c.rstrip("/") + rest if rest else c for c in self.cwds]
+        return None
 
     def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
         """Apply Read rules to file operands; return whether all are known and inside."""
@@ -692,6 +844,7 @@ class _Analysis:
             paths = self.resolve_word(w, for_deny=True)
             if paths is None:
                 all_inside = False
+                self.unknowable(name, w)
                 continue
             for p in paths:
                 v = self.o.read_verdict(p) if recognised else self.o.read_deny_only(p)
@@ -704,7 +857,7 @@ class _Analysis:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
                 if not v.inside:
                     all_inside = False
-                if (w.glob and name not in C.NAME_LISTERS) or recursive:
+                if (w.glob and _has_glob(p) and name not in C.NAME_LISTERS) or recursive:
                     base = _glob_base(collapse(p)) if w.glob else collapse(p)
                     hit = self.o.deny_under(base)
                     if hit is not None and not (w.glob and self.glob_reads(name, p, recognised)):
@@ -712,6 +865,13 @@ class _Analysis:
         if self.cwd_unknown:
             all_inside = False
         return all_inside
+
+    def unknowable(self, name: str, w: Word) -> None:
+        """A path operand the analysis cannot resolve (``~-``, another process's directory):
+        with deny rules about, no allow rule may approve it unseen. (Expansions are blocked
+        from allow rules already.)"""
+        if not w.dynamic and self.o.deny_bases:
+            self.out.set_hard(f"{name}: cannot tell which file {w.raw} names, so deny rules cannot be checked on it")
 
     def glob_reads(self, name: str, pattern: str, recognised: bool) -> bool:
         """Apply Read rules to what a glob matches on disk now; False when that cannot be told."""
@@ -737,6 +897,7 @@ class _Analysis:
             if paths is None or w.glob:
                 all_inside = all_allowed = False
                 if paths is None:
+                    self.unknowable(name, w)
                     continue
             for p in paths:
                 v = self.o.write_verdict(p)
@@ -754,7 +915,9 @@ class _Analysis:
             all_inside = all_allowed = False
         return all_inside, all_allowed
 
-    def critical(self, w: Word) -> str | None:
+    def critical(self, w: Word, workdir: bool = True) -> str | None:
+        """Why deleting ``w`` is critical (``/``, a top-level directory, home or above; with
+        ``workdir`` the working directory or above too)."""
         v = w.value
         if w.dynamic:
             stripped = v.replace('"', "")
@@ -765,6 +928,8 @@ class _Analysis:
             return None
         home = self.o.home
         for p in map(collapse, paths):
+            if not workdir and p != "/" and inside(p, self.o.cwd) and not inside(home, p):
+                continue  # inside the working directory: a selective delete there is ordinary work
             if w.glob:
                 base = _glob_base(p)
                 if base == "/" or any(base == d for d in self.o.workdirs) or base == home:
@@ -775,7 +940,7 @@ class _Analysis:
                 return f"{p} is a top-level directory"
             if inside(home, p):
                 return f"{p} is the home directory or above it"
-            if any(inside(d, p) for d in self.o.workdirs[:1]):
+            if workdir and any(inside(d, p) for d in self.o.workdirs[:1]):
                 return f"{p} is the working directory or above it"
             if self.o.windows and p.count("/") <= 2:
                 return f"{p} is a drive root or a top-level directory"
@@ -808,7 +973,6 @@ class _Analysis:
             units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
             i += 1
         self.directories(units)
-        self.units_by_seg = {id(u.seg): u for u in units}
         self._units = units
         for u in units:
             self.judge(u)
@@ -868,9 +1032,10 @@ class _Analysis:
         name = _name(core[0].value).lower() if core else ""
         reads_ok, writes_inside = self.files(u, name)
         evaluated = u.evaluated
-        if name in ("rm", "rmdir", "unlink", "shred"):
+        deletes = name in ("rm", "rmdir", "unlink", "shred")
+        if deletes or (name == "find" and any(w.value == "-delete" for w in core[1:])):
             for w in self._write_words(u, name):
-                why = self.critical(w)
+                why = self.critical(w, workdir=deletes)
                 if why:
                     out.set_hard(f"{name} on a critical path: {why}")
                     break
@@ -883,13 +1048,13 @@ class _Analysis:
         if not u.allow_core:
             return  # a safe assignment on its own
         acore = u.allow_core
-        aview = _view(acore)
+        aview = u.allow_view if u.allow_view is not None else _view(acore)
         if evaluated is not None:
             out.set_unapproved(f"'{aview}': {evaluated}")
             return
         views = [aview]
         if acore[0].value == "git":
-            call = E.git_call([w.value for w in acore[1:]])
+            call = self.git_call(acore[1:])
             if call.plain and self._git_dirs_inside(acore[1:], call):
                 views.append(_view([acore[0], *acore[1 + call.sub:]]))
         exact_only = u.exec_like or u.dangerous is not None
@@ -911,8 +1076,24 @@ class _Analysis:
         why = u.dangerous or ("runs another command" if u.exec_like else "no rule allows it")
         out.set_unapproved(f"'{aview}': {why}")
 
+    def git_call(self, args: list[Word]) -> E.GitCall:
+        """git's global options for these arguments, split once per analysis (never changed after)."""
+        key = tuple([w.value for w in args])
+        call = self._git_calls.get(key)
+        if call is None:
+            call = self._git_calls[key] = E.git_call(list(key))
+        return call
+
     def dangerous(self, name: str, args: list[Word]) -> str | None:
         """Why a command runs another program through its own options (only exact allow rules approve it)."""
+        if name == "git":
+            call = self.git_call(args)
+            values = [w.value for w in args]
+            if call.danger:
+                return call.danger
+            if call.sub < len(values) and E.git_commands(values[call.sub], values[call.sub + 1:]):
+                return f"git {values[call.sub]} runs a command from its arguments"
+            return E.git_option_danger(values[call.sub + 1:])
         if name in E.FAMILIES:
             eff = self.effects(name, args)
             return eff.runs_program if eff is not None else None
@@ -928,14 +1109,15 @@ class _Analysis:
         if rule is not None:
             out.set_ask(rule, f"'{collapse_ws(u.seg.text) or u.deny_views[-1]}' matches {rule.text}")
         core = u.core
-        if u.unknown_head and len(core) > 1:
+        if u.unknown_head and len(core) > 1 and (self.deny_rules.count or self.ask_rules.count):
             for j in range(1, len(core)):
                 w = core[j]
                 if w.dynamic or w.value.startswith("-") or not _CMD_WORD.match(w.value):
                     continue
                 head = _name(w.value)
                 if not (self.deny_rules.may_match(head) or self.ask_rules.may_match(head)
-                        or self.deny_rules.may_match(w.value) or self.ask_rules.may_match(w.value)):
+                        or (head != w.value and (self.deny_rules.may_match(w.value)
+                                                 or self.ask_rules.may_match(w.value)))):
                     continue
                 views = [_view(core[j:]), collapse_ws(" ".join([_name(w.value), *(x.value for x in core[j + 1:])]))]
                 hit = self.deny_rules.match(views) or self.ask_rules.match(views)
@@ -947,8 +1129,8 @@ class _Analysis:
         """The command's file effects: its family's table, or operands by the generic rule."""
         if not name or (name in C.NON_FILE_COMMANDS and name not in E.FAMILIES):
             return None
-        svals = [w.value for w in args]
-        key = (name, *svals)
+        svals = tuple([w.value for w in args])
+        key = (name, svals)
         if key in self._effects:
             return self._effects[key]
         eff = E.effects(name, svals)
@@ -958,21 +1140,23 @@ class _Analysis:
         return eff
 
     def _write_words(self, u: _Unwrapped, name: str) -> list[Word]:
-        args = u.core[1:]
+        args = _expand_braces(u.core[1:]) if "{" in u.seg.text else u.core[1:]
         eff = self.effects(name, args)
         return _refs(args, eff.writes) if eff is not None else []
 
     def files(self, u: _Unwrapped, name: str) -> tuple[bool, bool]:
         """Read/Edit rules on the files the command reads and writes: (reads all inside, writes all inside)."""
-        args = u.core[1:]
+        args = _expand_braces(u.core[1:]) if "{" in u.seg.text else u.core[1:]
         reads_ok = True
         writes_inside = True
         eff = u.eff = self.effects(name, args)
         if eff is not None:
             recognised = name in _READERS or name in E.FAMILIES
             read_words = _refs(args, eff.reads)
-            opt_words = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
-            reads_ok = self.check_reads(u, [*read_words, *opt_words, *u.wrapper_reads], recognised, False)
+            if any("=" in w.value for w in args):
+                read_words += [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
+            reads_ok = self.check_reads(u, [*read_words, *u.wrapper_reads] if u.wrapper_reads else read_words,
+                                        recognised, False)
             if eff.trees:
                 reads_ok = self.check_trees(u, name, _refs(args, eff.trees), eff.follows_links) and reads_ok
             write_words = _refs(args, eff.writes)
@@ -984,6 +1168,11 @@ class _Analysis:
                 self.hidden_names(name, eff.names_from)
         elif u.wrapper_reads:
             reads_ok = self.check_reads(u, list(u.wrapper_reads), True, False)
+        if name in _HIDDEN_WRITERS and (why := E.hidden_writes(
+                name, [w.value for w in args], self.git_call(args) if name == "git" else None)) is not None:
+            writes_inside = False
+            if self.o.deny_bases:
+                self.out.set_hard(f"{why}; deny rules cannot be checked on them")
         if u.xargs and name and name not in C.NON_FILE_COMMANDS:
             reads_ok = self.xargs_names(u, name) and reads_ok
         if name == "git":
@@ -994,7 +1183,7 @@ class _Analysis:
 
     def git_files(self, u: _Unwrapped, args: list[Word]) -> bool:
         """git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files."""
-        call = E.git_call([w.value for w in args])
+        call = self.git_call(args)
         git_words: list[Word] = [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
         rest = args[call.sub + 1:]
         for k, w in enumerate(rest[:-1]):
@@ -1021,6 +1210,8 @@ class _Analysis:
 
     def xargs_names(self, u: _Unwrapped, name: str) -> bool:
         """``producer | xargs cmd``: cmd also gets the names the producer prints."""
+        if not self.units_by_seg:
+            self.units_by_seg = {id(unit.seg): unit for unit in self._units}
         producer = self.units_by_seg.get(id(u.seg.stdin_from)) if u.seg.stdin_from is not None else None
         listed = _listed_roots(producer) if producer is not None else None
         if listed is None:
@@ -1116,7 +1307,6 @@ class _Analysis:
         return self._read_only_command(u, head, args, reads_ok)
 
     def _read_only_command(self, u: _Unwrapped, head: str, args: list[Word], reads_ok: bool) -> bool:
-        vals = [w.value for w in args]
         if head in E.FAMILIES:
             if head not in C.READ_ONLY:
                 return False
@@ -1125,6 +1315,7 @@ class _Analysis:
             if eff is None or eff.writes or eff.side_effect or eff.runs_program or eff.names_from:
                 return False
         else:
+            vals = [w.value for w in args]
             validator = C.READ_ONLY.get(head)
             if validator is None:
                 return E.version_only(head, vals)
@@ -1135,7 +1326,7 @@ class _Analysis:
         if head == "git":
             if self.changed_dir:
                 return False
-            call = E.git_call(vals)
+            call = self.git_call(args)
             if not self._git_dirs_inside(args, call):
                 return False
         if head in ("cd", "pushd"):

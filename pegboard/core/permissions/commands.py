@@ -389,7 +389,7 @@ _NOT_PLAIN = PATTERN_FIRST | RECURSIVE_READERS | {"find"}
 
 def generic_effects(name: str, args: Sequence[str]) -> Effects:
     """Effects of a command without a family table: its operands are files it reads."""
-    return _generic_effects(name, tuple(args))
+    return _generic_effects(name, args if isinstance(args, tuple) else tuple(args))
 
 
 @lru_cache(maxsize=4096)

@@ -109,8 +109,6 @@ for _names, _short in (
     (("cmp",), "i= n="), (("base64", "base32", "basenc"), "w="), (("more",), "n= p="),
 ):
     family(*_names)(_readers(grammar(short=_short)))
-family("less")(_readers(grammar(short="b= h= j= k= o= O= p= P= t= T= x= y= z= #=", aliases="k:lesskey"),
-                        extra_reads=("lesskey",)))
 family("head", "tail")(_readers(grammar(
     short="n= c= s=", long="lines= bytes= pid= sleep-interval= max-unchanged-stats= follow? retry quiet silent "
     "verbose zero-terminated", aliases="n:lines c:bytes")))
@@ -324,7 +322,9 @@ def _find(args: list[str]) -> Effects:
             e.runs_program = f"find {a} runs a program"
         elif a in _FIND_WRITE:
             e.side_effect = f"find {a} writes or deletes files"
-            if a != "-delete" and j + 1 < len(args):
+            if a == "-delete":  # deletes under every start point: Edit rules and critical paths apply
+                e.writes = [*e.writes, *e.reads]
+            elif j + 1 < len(args):
                 e.writes = [*e.writes, (j + 1, args[j + 1])]
         elif a == "-follow":
             e.follows_links = True
@@ -558,7 +558,7 @@ def effects(name: str, args: Sequence[str]) -> Effects | None:
     """The effects of ``name args`` when its family is known, else None."""
     if name not in FAMILIES:
         return None
-    return _cached_effects(name, tuple(args))
+    return _cached_effects(name, args if isinstance(args, tuple) else tuple(args))
 
 
 @lru_cache(maxsize=4096)
@@ -644,6 +644,53 @@ def git_option_danger(rest: list[str]) -> str | None:
         elif a.startswith("-O") and not a.startswith("--"):
             return f"git {a} runs a pager program"
     return None
+
+
+#: ``git SUB`` options whose value is a command git runs: (subcommand, short, long names).
+_GIT_COMMAND_OPTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("rebase", "-x", ("exec",)),
+    ("clone", "-u", ("upload-pack",)),
+    ("difftool", "-x", ("extcmd",)),
+    ("grep", "-O", ("open-files-in-pager",)),
+)
+_GIT_FILTERS = ("env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter",
+                "tag-name-filter")
+#: ``git SUB`` long options (any prefix) whose value is a command git runs.
+_GIT_COMMAND_LONGS: dict[str, tuple[str, ...]] = {
+    "filter-branch": _GIT_FILTERS, "rebase": ("exec",), "clone": ("upload-pack",), "fetch": ("upload-pack",),
+    "pull": ("upload-pack",), "ls-remote": ("upload-pack",), "fetch-pack": ("upload-pack", "exec"),
+    "archive": ("exec",), "push": ("receive-pack", "exec"), "send-pack": ("receive-pack", "exec"),
+    "difftool": ("extcmd",), "grep": ("open-files-in-pager",),
+}
+
+
+def git_commands(sub: str, rest: list[str]) -> list[str]:
+    """Shell commands ``git SUB REST`` runs from its arguments (``submodule foreach``,
+    ``bisect run``, ``rebase -x``, ``clone -u``, ``--upload-pack=`` ...), for deny rules."""
+    out: list[str] = []
+    if sub == "submodule" and "foreach" in rest:
+        tail = rest[rest.index("foreach") + 1:]
+        while tail and tail[0].startswith("-"):
+            tail = tail[1:]
+        out.append(" ".join(tail))
+    if sub == "bisect" and rest[:1] == ["run"]:
+        out.append(" ".join(rest[1:]))
+    longs = _GIT_COMMAND_LONGS.get(sub, ())
+    for i, a in enumerate(rest):
+        if a == "--":
+            break
+        nxt = rest[i + 1] if i + 1 < len(rest) else None
+        for s_sub, short, _names in _GIT_COMMAND_OPTIONS:
+            if sub == s_sub and a.startswith(short) and not a.startswith("--"):
+                value = a[len(short):] or nxt
+                if value:
+                    out.append(value)
+        if longs and a.startswith("--") and len(a) > 4:
+            body, eq, value = a[2:].partition("=")
+            hits = [n for n in longs if n.startswith(body)]
+            if hits and (eq or nxt):
+                out.append(value if eq else nxt or "")
+    return [c for c in out if c.strip()]
 
 
 def git_side_effect(sub: str, rest: list[str]) -> str | None:
@@ -782,3 +829,225 @@ def _dd(args: list[str]) -> Effects:
         elif a.startswith("of="):
             e.writes = [*e.writes, (i, a[3:])]
     return e
+
+
+# -- programs that run code given in their arguments ----------------------------------------
+
+_AWK = grammar(
+    short="F= v= f= e= i= l= E= W= d? o? p? D?",
+    long="field-separator= assign= file= source= include= load= exec= dump-variables? pretty-print? profile? "
+    "debug? characters-as-bytes traditional copyright gen-pot help lint? no-optimize non-decimal-data optimize "
+    "posix re-interval sandbox trace use-lc-numeric version bignum csv",
+    aliases="F:field-separator v:assign f:file e:source i:include l:load E:exec d:dump-variables "
+    "o:pretty-print p:profile D:debug",
+)
+_AWK_STRING = r'"((?:[^"\\]|\\.)*)"'
+_AWK_COMMANDS = (re.compile(r"\bsystem\s*\(\s*" + _AWK_STRING), re.compile(r"\|\s*&?\s*" + _AWK_STRING),
+                 re.compile(_AWK_STRING + r"\s*\|\s*&?\s*getline\b"))
+_AWK_PRINT_TO = re.compile(r"\bprintf?\b[^;{}\n]*?>>?\s*(" + _AWK_STRING + r")?")
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|(?<!\|)\|(?!\|)|@load\b|@include\b")
+_ASSIGNMENT_OPERAND = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _awk_programs(p: ParsedArgs) -> tuple[list[str], int | None]:
+    """The program texts awk runs, and the operand index of the one given as an operand."""
+    texts = [o.value for o in p.values("source") if o.value is not None]
+    if texts or p.values("file", "exec"):
+        return texts, None
+    return ([p.args[p.operands[0]]], 0) if p.operands else ([], None)
+
+
+def awk_commands(args: list[str]) -> list[str]:
+    """Shell commands written literally in an awk program (``system("...")``, ``print | "..."``)."""
+    out: list[str] = []
+    for text in _awk_programs(parse_args(_AWK, args))[0]:
+        for rx in _AWK_COMMANDS:
+            out += [m.group(1) for m in rx.finditer(text)]
+    return out
+
+
+@family("awk", "gawk", "mawk", "nawk")
+def _awk(args: list[str]) -> Effects:
+    p = parse_args(_AWK, args)
+    texts, program_at = _awk_programs(p)
+    operands = [(i, p.args[i]) for k, i in enumerate(p.operands) if k != program_at]
+    e = Effects(reads=[r for r in operands if not _ASSIGNMENT_OPERAND.match(r[1])] + _vals(p, "file", "exec",
+                                                                                          "include"))
+    if p.values("file", "exec", "include", "load") or p.has("load") or not texts:
+        e.runs_program = "awk runs a program the analysis cannot read (-f, -i, -l or none)"
+    writes: list[Ref] = _vals(p, "dump-variables", "pretty-print", "profile")
+    for text in texts:
+        if _AWK_RUNS.search(text):
+            e.runs_program = e.runs_program or "awk program runs commands (system(), pipes, @load)"
+        for m in _AWK_PRINT_TO.finditer(text):
+            if m.group(2) is None:
+                e.runs_program = e.runs_program or "awk program prints to a file it names at run time"
+            else:
+                writes.append((-1, m.group(2)))
+    if writes or p.has("dump-variables", "pretty-print", "profile"):
+        e.writes = writes
+        e.side_effect = "awk writes files"
+    return e
+
+
+_VIM_VALUED = frozenset({"-c", "--cmd", "-S", "-s", "-u", "-U", "-i", "-w", "-W", "-T", "-t", "-q", "-r",
+                         "--servername", "--remote-send", "--remote-expr", "-V"})
+_VIM_CODE = frozenset({"-c", "--cmd", "-S", "-s", "-u", "--remote-send", "--remote-expr"})
+
+
+def vim_commands(args: list[str]) -> tuple[list[str], list[Ref], list[Ref]]:
+    """Ex commands vim runs from its arguments, the files it edits, the files its options write."""
+    cmds: list[str] = []
+    files: list[Ref] = []
+    writes: list[Ref] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            files += [(j, args[j]) for j in range(i + 1, len(args))]
+            break
+        if a.startswith("+") and len(a) > 1:
+            body = a[1:]
+            if not (body.isdigit() or body.startswith("/")):
+                cmds.append(body)
+        elif a in _VIM_VALUED or (a[:2] in _VIM_VALUED and len(a) > 2 and not a.startswith("--")):
+            value = args[i + 1] if a in _VIM_VALUED and i + 1 < len(args) else (a[2:] if a not in _VIM_VALUED
+                                                                                    else "")
+            opt = a if a in _VIM_VALUED else a[:2]
+            if opt in _VIM_CODE:
+                cmds.append(value if opt in ("-c", "--cmd", "--remote-send", "--remote-expr") else f"source {value}")
+            if opt in ("-w", "-W"):
+                writes.append((i + 1 if a in _VIM_VALUED else i, value))
+            i += 2 if a in _VIM_VALUED else 1
+            continue
+        elif not a.startswith("-") or a == "-":
+            files.append((i, a))
+        i += 1
+    return cmds, files, writes
+
+
+def vim_shell_commands(args: list[str]) -> list[str]:
+    """Shell text in vim's ex commands (``:!cmd``, ``r !cmd``, ``system("cmd")``)."""
+    out: list[str] = []
+    for cmd in vim_commands(args)[0]:
+        if "!" in cmd:
+            out.append(cmd.split("!", 1)[1])
+        out += [m.group(1) for m in re.finditer(r"system\s*\(\s*[\"']([^\"']*)[\"']", cmd)]
+    return out
+
+
+@family("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim", "gview")
+def _vim(args: list[str]) -> Effects:
+    cmds, files, writes = vim_commands(args)
+    e = Effects(reads=files, writes=files + writes, side_effect="an editor writes the files it opens")
+    if cmds:
+        e.runs_program = "vim runs ex commands from its arguments (-c, +cmd, -S, -s, -u)"
+    return e
+
+
+def less_commands(args: list[str]) -> list[str]:
+    """Shell text in less's initial commands (``+!cmd``, ``+|mark cmd``)."""
+    out = []
+    for a in args:
+        if a == "--":
+            break
+        if a.startswith("+") and ("!" in a or "|" in a):
+            out.append(a.split("!", 1)[1] if "!" in a else a.split("|", 1)[1][1:])
+    return out
+
+
+_LESS = grammar(short="b= h= j= k= o= O= p= P= t= T= x= y= z= #=",
+                long="log-file= LOG-FILE= lesskey-file= tag= pattern=", aliases="k:lesskey-file o:log-file O:LOG-FILE")
+
+
+@family("less")
+def _less(args: list[str]) -> Effects:
+    p = parse_args(_LESS, args)
+    e = Effects(reads=[r for r in _ops(p) if not r[1].startswith("+")] + _vals(p, "lesskey-file"))
+    logs = _vals(p, "log-file", "LOG-FILE")
+    if logs:
+        e.writes = logs
+        e.side_effect = "less -o writes a log file"
+    if less_commands(args):
+        e.runs_program = "less runs a shell command from its initial commands (+!cmd)"
+    return e
+
+
+#: Commands whose arguments can hold shell text they run, and how to find it.
+EMBEDDED_SCRIPTS: dict[str, Callable[[list[str]], list[str]]] = {
+    **{n: awk_commands for n in ("awk", "gawk", "mawk", "nawk")},
+    **{n: vim_shell_commands for n in ("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim",
+                                       "gview")},
+    "less": less_commands, "more": less_commands,
+}
+
+
+def hidden_writes(name: str, args: list[str], git: GitCall | None = None) -> str | None:
+    """Why a command writes files named where the analysis cannot look (inside an archive or
+    a patch), or None."""
+    opts = [a for a in args if a.startswith("-")]
+    if name == "patch" and not any(a == "--dry-run" or (a.startswith("--dry") and "--dry-run".startswith(a))
+                                   for a in opts):
+        return "patch writes the files its patch names"
+    if name == "unzip" and not any(a[:2] in ("-l", "-t", "-v", "-p", "-Z", "-z") for a in opts):
+        return "unzip writes the files its archive holds"
+    if name in ("tar", "bsdtar"):
+        bundled = args[0] if args and not args[0].startswith("-") else ""
+        if "x" in bundled or any(a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--")
+                                                                 and "x" in a[1:]) for a in args):
+            return "tar -x writes the files its archive holds"
+    if name == "cpio" and any(a in ("-i", "--extract") or (a.startswith("-") and not a.startswith("--")
+                                                          and "i" in a[1:]) for a in args):
+        return "cpio -i writes the files its archive holds"
+    if name in ("7z", "7za", "7zr") and args[:1] in (["x"], ["e"]):
+        return "7z writes the files its archive holds"
+    if name == "git":
+        call = git or git_call(args)
+        sub = args[call.sub] if call.sub < len(args) else ""
+        rest = args[call.sub + 1:]
+        if sub == "am" or (sub == "apply" and not (
+                any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and "--apply" not in rest)):
+            return f"git {sub} writes the files its patch names"
+    return None
+
+
+@family("shuf")
+def _shuf(args: list[str]) -> Effects:
+    p = parse_args(grammar(short="e i= n= o=", long="echo input-range= head-count= output= random-source= repeat "
+                           "zero-terminated", aliases="e:echo i:input-range n:head-count o:output"), args)
+    e = Effects(reads=([] if p.has("echo", "input-range") else _ops(p)) + _vals(p, "random-source"))
+    if p.values("output"):
+        e.writes = _vals(p, "output")
+        e.side_effect = "shuf -o writes a file"
+    return e
+
+
+_SPLIT = grammar(short="a= b= C= d e l= n= t= x", long="suffix-length= additional-suffix= bytes= line-bytes= "
+                 "lines= number= separator= numeric-suffixes? hex-suffixes? elide-empty-files unbuffered filter= "
+                 "verbose")
+_CSPLIT = grammar(short="b= f= n= k s z", long="suffix-format= prefix= digits= keep-files quiet silent "
+                  "elide-empty-files suppress-matched", aliases="f:prefix")
+
+
+def _pieces(prefix: list[Ref], default: str) -> list[Ref]:
+    """The files written beside a prefix (``PREFIXaa``, ``xx00`` ...), as one pattern each."""
+    return [(i, v + "*") for i, v in prefix] or [(-1, default + "*")]
+
+
+@family("split")
+def _split(args: list[str]) -> Effects:
+    """``split [IN [PREFIX]]``: the pieces are written beside the prefix."""
+    p = parse_args(_SPLIT, args)
+    ops = _ops(p)
+    e = Effects(reads=ops[:1], writes=_pieces(ops[1:2], "x"), side_effect="split writes the pieces")
+    if p.values("filter"):
+        e.runs_program = "split --filter runs a shell command"
+    return e
+
+
+@family("csplit")
+def _csplit(args: list[str]) -> Effects:
+    """``csplit [-f PREFIX] IN PATTERN...``: the pieces are written beside the prefix."""
+    p = parse_args(_CSPLIT, args)
+    ops = _ops(p)
+    return Effects(reads=ops[:1], writes=_pieces(_vals(p, "prefix"), "xx"), side_effect="csplit writes the pieces")

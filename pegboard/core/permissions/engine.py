@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard.core.config import PERMISSION_MODES, SCOPE_ORDER, ConfigLayer, merge_layers
+from pydantic import ValidationError
+
+from pegboard.core.config import PERMISSION_MODES, SCOPE_ORDER, ConfigError, ConfigLayer, PermissionsConfig
 from pegboard.core.decisions import PermissionDecision
 from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
@@ -93,6 +95,14 @@ class _View:
     domain_rules_exist: bool = False
 
 
+def _rank(layer: ConfigLayer) -> int:
+    return SCOPE_ORDER.index(layer.scope) if layer.scope in SCOPE_ORDER else 0
+
+
+def _source(layer: ConfigLayer) -> str:
+    return str(layer.path) if layer.path else layer.scope
+
+
 def _param_regex(value: str) -> str:
     return "".join(".*" if ch == "*" else re.escape(ch) for ch in value) + r"\Z"
 
@@ -124,17 +134,12 @@ class PermissionEngine:
         self.home = normalize(home_s, "/", "/", self.windows)
         self.cwd = normalize(cwd_s, "/", self.home, self.windows)
         self.ctx = PathContext(self.cwd, self.home, self.windows)
-        ordered = sorted(layers, key=lambda ly: -SCOPE_ORDER.index(ly.scope) if ly.scope in SCOPE_ORDER else 0)
-        try:
-            merged = merge_layers(list(layers))[0]
-        except Exception as exc:
-            merged = {}
-            self.diagnostics.append(f"cannot merge the configuration layers: {exc}")
-        perms = merged.get("permissions") if isinstance(merged.get("permissions"), Mapping) else {}
-        self.mode = self._pick_mode(mode, perms or {}, ordered)
-        self.workdirs = self._workdirs(ordered, additional_dirs)
+        ordered = sorted(layers, key=lambda ly: -_rank(ly))
+        perms = [(layer, p) for layer in ordered if (p := self._permissions(layer)) is not None]
+        self.mode = self._pick_mode(mode, perms)
+        self.workdirs = self._workdirs(perms, additional_dirs)
         self.rules: dict[str, list[Rule]] = {lst: [] for lst in _LISTS}
-        self._load_rules(ordered)
+        self._load_rules(perms)
         self._views: dict[tuple[Any, ...], _View] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
         self._precompile()
@@ -146,77 +151,101 @@ class PermissionEngine:
                                        read=read_view.path, edit=edit_view.path, deny_bases=self._deny_bases)
 
     # -- setup -----------------------------------------------------------------------------
-    def _pick_mode(self, mode: str | None, perms: Mapping[str, Any], ordered: Sequence[ConfigLayer]) -> str:
-        chosen = mode or perms.get("defaultMode") or "default"
+    def _permissions(self, layer: ConfigLayer) -> PermissionsConfig | None:
+        """The layer's validated ``permissions`` section: the model loading already built when
+        the layer validates, else one salvaged key by key (a layer built in code)."""
+        raw = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
+        if raw is None:
+            return None
+        try:
+            return layer.model.permissions
+        except ConfigError:
+            return self._salvage(raw, _source(layer))
+
+    def _salvage(self, raw: Any, source: str) -> PermissionsConfig | None:
+        """A section that does not validate as a whole: every key that does is kept, every
+        rule that is a string is kept (so one bad entry never drops a deny list), the rest is
+        reported and ignored."""
+        if not isinstance(raw, Mapping):
+            self.diagnostics.append(f"{source}: permissions: expected an object (ignored)")
+            return None
+        kept: dict[str, Any] = {}
+        lists: dict[str, list[Any]] = {}
+        for key, value in raw.items():
+            if key in _LISTS:
+                if isinstance(value, str) or not isinstance(value, Sequence):
+                    self.diagnostics.append(f"{source}: permissions.{key}: expected a list of rules (ignored)")
+                else:
+                    lists[key] = list(value)  # entries that are not strings are reported by position
+                continue
+            try:
+                PermissionsConfig.model_validate({key: value})
+            except ValidationError:
+                if key == "defaultMode":
+                    self.diagnostics.append(f"unknown permission mode {value!r}; using 'default'")
+                else:
+                    self.diagnostics.append(f"{source}: permissions.{key}: {value!r} is not valid (ignored)")
+                continue
+            kept[key] = value
+        return PermissionsConfig.model_validate(kept).model_copy(update=lists)
+
+    def _pick_mode(self, mode: str | None, perms: Sequence[tuple[ConfigLayer, PermissionsConfig]]) -> str:
+        # The highest scope's mode; between layers of one scope the later one, as merging does.
+        configured: str | None = None
+        for _, p in sorted(perms, key=lambda lp: _rank(lp[0])):
+            if p.default_mode is not None:
+                configured = p.default_mode
+        chosen: str = mode or configured or "default"
         if chosen == "manual":
             chosen = "default"
         if chosen not in MODES:
             self.diagnostics.append(f"unknown permission mode {chosen!r}; using 'default'")
             chosen = "default"
         if chosen == "bypassPermissions":
-            for layer in ordered:
-                p = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
-                if isinstance(p, Mapping) and p.get("disableBypassPermissionsMode") == "disable":
+            for layer, p in perms:
+                if p.disable_bypass_permissions_mode == "disable":
                     self.diagnostics.append(
                         f"{layer.path or layer.scope}: bypassPermissions is disabled; using 'default'"
                     )
                     return "default"
-        return str(chosen)
+        return chosen
 
-    def _workdirs(self, ordered: Sequence[ConfigLayer], extra: Sequence[Path | str]) -> list[str]:
+    def _workdirs(self, perms: Sequence[tuple[ConfigLayer, PermissionsConfig]], extra: Sequence[Path | str]
+                  ) -> list[str]:
         dirs = [self.cwd]
-        for layer in ordered:
-            p = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
-            entries = p.get("additionalDirectories") if isinstance(p, Mapping) else None
-            if not isinstance(entries, list):
-                continue
+        for layer, p in perms:
             base = normalize(str(layer.root), self.cwd, self.home, self.windows) if layer.root else self.cwd
-            for i, d in enumerate(entries):
-                if not isinstance(d, str) or not d.strip():
+            for i, d in enumerate(p.additional_directories):
+                if not d.strip():
                     self.diagnostics.append(
                         f"{layer.path or layer.scope}: permissions.additionalDirectories[{i}]: "
                         "not a directory path (ignored)"
                     )
                     continue
                 dirs.append(normalize(d, base, self.home, self.windows))
-        for d in extra:
-            dirs.append(normalize(str(d), self.cwd, self.home, self.windows))
+        for added in extra:
+            dirs.append(normalize(str(added), self.cwd, self.home, self.windows))
         return list(dict.fromkeys(dirs))
 
     def _resolve(self, path: str) -> str | None:
         return None if self.windows else resolve(path)
 
-    def _load_rules(self, ordered: Sequence[ConfigLayer]) -> None:
-        managed_only = any(
-            isinstance(ly.data.get("permissions"), Mapping)
-            and ly.data["permissions"].get("allowManagedPermissionRulesOnly") is True
-            for ly in ordered if ly.scope == "managed"
-        )
-        for layer in ordered:
-            source = str(layer.path) if layer.path else layer.scope
-            perms = layer.data.get("permissions") if isinstance(layer.data, Mapping) else None
-            if perms is None:
-                continue
-            if not isinstance(perms, Mapping):
-                self.diagnostics.append(f"{source}: permissions: expected an object (ignored)")
-                continue
+    def _load_rules(self, perms: Sequence[tuple[ConfigLayer, PermissionsConfig]]) -> None:
+        managed_only = any(layer.scope == "managed" and p.allow_managed_permission_rules_only is True
+                           for layer, p in perms)
+        for layer, p in perms:
+            source = _source(layer)
+            lists: dict[RuleList, list[Any]] = {"deny": p.deny, "ask": p.ask, "allow": p.allow}
             if managed_only and layer.scope != "managed":
-                if any(perms.get(lst) for lst in _LISTS):
+                if any(lists.values()):
                     self.diagnostics.append(
                         f"{source}: permission rules ignored (allowManagedPermissionRulesOnly is set)"
                     )
                 continue
             root = normalize(str(layer.root), self.cwd, self.home, self.windows) if layer.root else self.cwd
             for lst in _LISTS:
-                entries = perms.get(lst)
-                if entries is None:
-                    continue
-                if isinstance(entries, str) or not isinstance(entries, Sequence):
-                    self.diagnostics.append(f"{source}: permissions.{lst}: expected a list of rules (ignored)")
-                    continue
-                for i, text in enumerate(entries):
-                    position = f"permissions.{lst}[{i}]"
-                    self._add_rule(text, lst, source, position, root)
+                for i, text in enumerate(lists[lst]):
+                    self._add_rule(text, lst, source, f"permissions.{lst}[{i}]", root)
 
     def _add_rule(self, text: Any, lst: RuleList, source: str, position: str, root: str) -> None:
         where = f"{source}: {position}"

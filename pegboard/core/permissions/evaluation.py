@@ -6,7 +6,8 @@ When Bash evaluates ``a[SUBSCRIPT]`` or an arithmetic expression, it expands the
 arithmetic). Checked against bash 5.2, the builtins that do this with an operand are
 ``test -v`` / ``[ -v``, ``printf -v``, ``read`` (the names it assigns), ``let`` and the
 ``mapfile -C`` callback (run as code); the syntax that does it is ``(( ))``, ``$(( ))``,
-``$[ ]``, ``[[ ... -eq ... ]]``, ``[[ -v ]]``, ``${a[i]}``, ``${s:off:len}`` and ``${!name}``.
+``$[ ]``, ``[[ ... -eq ... ]]``, ``[[ -v ]]``, ``${a[i]}``, ``${s:off:len}`` and ``${!name}``;
+and ``${name@P}`` expands the value as a prompt, substitutions included.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 
 #: Syntax in a command line that evaluates variables' values or quoted text as arithmetic.
 EVAL_SYNTAX = re.compile(
-    r"\(\(|\$\[|\[\[|\$\{!|\$\{\w+[\[:]|\b(?:let|read|mapfile|readarray)\s|\s-v\s"
+    r"\(\(|\$\[|\[\[|\$\{!|\$\{\w+[\[:]|\$\{\w+@P\}|\b(?:let|read|mapfile|readarray)\s|\s-v\s"
     r"|\b(?:declare|typeset|local|export|readonly)\s+-\w*[in]"
 )
 

@@ -79,10 +79,11 @@ class PathDecisions:
     def verdict(self, matchers: Mapping[str, PathMatcher], path: str, write: bool) -> FileVerdict:
         lexical = collapse(path)
         resolved = self.resolve(path)
-        v = FileVerdict(deny=self.rule(matchers, "deny", lexical, resolved),
-                        ask=self.rule(matchers, "ask", lexical, resolved),
-                        allow=self.rule(matchers, "allow", lexical, resolved),
-                        inside=self.inside(lexical, resolved))
+        paths = [lexical] if resolved is None or resolved == lexical else [lexical, resolved]
+        deny, ask = matchers["deny"].first(paths), matchers["ask"].first(paths)
+        allow = matchers["allow"].matches_all(paths)
+        v = FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
+                        allow=allow if isinstance(allow, Rule) else None, inside=self.inside(lexical, resolved))
         if write:
             v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
         return v
@@ -95,8 +96,9 @@ class PathDecisions:
 
     def read_deny_only(self, path: str) -> FileVerdict:
         """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
-        lexical = collapse(path)
-        return FileVerdict(deny=self.rule(self.read, "deny", lexical), ask=self.rule(self.read, "ask", lexical),
+        paths = [collapse(path)]
+        deny, ask = self.read["deny"].first(paths), self.read["ask"].first(paths)
+        return FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
                            inside=False)
 
     def is_read_denied(self, lexical: str) -> bool:

@@ -342,9 +342,10 @@ class PathMatcher:
         if self.combined is None:
             return None
         rels = [self._rel(p) for p in paths]
-        if self.ignore_case and not all(r.isascii() for r in rels):
+        if self.ignore_case and not "".join(rels).isascii():
             rels += [unicodedata.normalize("NFKC", r).lower() for r in rels]
-        if not any(self.combined.match(r) for r in rels):
+        match = self.combined.match
+        if not any(match(r) for r in rels):
             return None
         for prefix, rx, item in self.entries:
             if any(r.startswith(prefix) and rx.match(r) for r in rels):
