@@ -152,6 +152,11 @@ class Pegboard:
 
         return CallPipeline(self)
 
+    def hook_implementations(self, name: str) -> list[Any]:
+        """The loaded plugins' implementations of hook ``name``, in the order they run (each
+        with ``plugin_name``, ``function`` and ``argnames``): for tools that list or dry-run hooks."""
+        return self.hooks.implementations(name)
+
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:
         """The registered tool called ``name`` (or an alias; case and ``_``/``-`` ignored)."""

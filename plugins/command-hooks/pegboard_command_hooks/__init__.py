@@ -14,6 +14,7 @@ import importlib
 from typing import Any
 
 from pegboard_command_hooks.plugin import (
+    pegboard_close,
     permission_request,
     post_tool_use,
     post_tool_use_failure,
@@ -53,6 +54,7 @@ __all__ = [
     "combine",
     "decision_json",
     "event_name",
+    "pegboard_close",
     "permission_request",
     "post_tool_use",
     "post_tool_use_failure",

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import ConfigLayer
-from pegboard.core.trust import untrusted_message
+from pegboard import ConfigLayer, StashKey, ToolContext
+from pegboard.trust import untrusted_message
 
 # Events Pegboard fires, the kernel hook that carries each, and what the matcher is tested on.
 EVENTS: dict[str, str] = {
@@ -266,3 +266,43 @@ def project_root(layers: Sequence[ConfigLayer], start: Path) -> Path:
         if (candidate / ".pegboard").is_dir() or (candidate / ".git").exists():
             return candidate
     return start
+
+
+# --------------------------------------------------------------------------- parsed config
+
+#: Handlers by event and the http allowlist, per loaded config object (configs are immutable
+#: once loaded), kept in the ``Pegboard``'s stash and dropped in ``pegboard_close``.
+Parsed = tuple[object, dict[str, list[Handler]], list[str]]
+PARSED: StashKey[dict[int, Parsed]] = StashKey("pegboard-command-hooks-parsed")
+PARSED_LIMIT = 16
+
+
+def _parse(layers: Sequence[ConfigLayer]) -> tuple[dict[str, list[Handler]], list[str]]:
+    by_event: dict[str, list[Handler]] = {}
+    for handler in collect_handlers(layers):
+        by_event.setdefault(handler.event, []).append(handler)
+    return by_event, http_allowlist(layers)
+
+
+def configured(ctx: ToolContext) -> tuple[dict[str, list[Handler]], list[str]]:
+    """Handlers by event and the http allowlist for the context's config."""
+    loaded = ctx.config
+    if loaded is None:
+        return {}, []
+    try:
+        stash = ctx.stash
+    except RuntimeError:  # a context built by hand: nothing to keep the parse in
+        return _parse(loaded.layers)
+    parsed = stash.setdefault(PARSED, {})
+    hit = parsed.get(id(loaded))
+    if hit is not None and hit[0] is loaded:
+        return hit[1], hit[2]
+    by_event, allow = _parse(loaded.layers)
+    if len(parsed) >= PARSED_LIMIT:
+        parsed.pop(next(iter(parsed)))
+    parsed[id(loaded)] = (loaded, by_event, allow)
+    return by_event, allow
+
+
+def has_handlers(ctx: ToolContext, event: str) -> bool:
+    return bool(configured(ctx)[0].get(event))

@@ -98,7 +98,7 @@ def register_commands(cli: Any) -> None:
 
 
 def _project_root(pegboard: Pegboard) -> Path:
-    from pegboard.core.config import find_project_root
+    from pegboard import find_project_root
 
     return find_project_root(pegboard.cwd.resolve())
 
@@ -106,7 +106,7 @@ def _project_root(pegboard: Pegboard) -> Path:
 def _untrusted_servers(pegboard: Pegboard) -> set[str]:
     """Servers named by config the user has not trusted: an untrusted project's settings, and
     its ``.mcp.json``. Their commands would run on this machine, so they are not started."""
-    from pegboard.core.trust import is_trusted
+    from pegboard.trust import is_trusted
     from pegboard_mcp_client.settings import read_mcp_json
 
     names = {n for ly in pegboard.layers if not ly.trusted for n in (ly.data.get("mcpServers") or {})}
@@ -117,6 +117,6 @@ def _untrusted_servers(pegboard: Pegboard) -> set[str]:
 
 
 def _untrusted_reason(pegboard: Pegboard) -> str:
-    from pegboard.core.trust import untrusted_message
+    from pegboard.trust import untrusted_message
 
     return untrusted_message(_project_root(pegboard))
