@@ -141,8 +141,12 @@ class Pegboard:
             from pegboard.core.config import merge_layers
             from pegboard.core.sections import get_path
 
+            from pydantic import RootModel
+
             value = get_path(merge_layers(self.layers)[0], key)
-            self._settings[key] = section.model.model_validate(value if value is not None else {})
+            if value is None:  # unset: the model's defaults (a root model's own default value)
+                value = None if issubclass(section.model, RootModel) else {}
+            self._settings[key] = section.model() if value is None else section.model.model_validate(value)
         return self._settings[key]
 
     @cached_property

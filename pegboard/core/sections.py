@@ -20,10 +20,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 if TYPE_CHECKING:
     from pegboard.core.config import ConfigLayer
+
+#: A section's own checks for ``pegboard config validate``: ``(errors, warnings)`` about the raw
+#: value of one file (an unknown hook event), beyond what its model's types say.
+Check = Callable[[Any], "tuple[list[str], list[str]]"]
 
 #: A widening declaration: a reason (the key always widens) or a function of the value that
 #: returns a reason when this value widens (``defaultMode = "plan"`` does not).
@@ -38,8 +42,11 @@ class ConfigSection:
     """The settings a plugin reads, at ``key`` (dotted, as written in the config file).
 
     ``widening`` maps a key inside the section (as written: ``allowedDomains``,
-    ``network.allowPrivateHosts``) to why it widens, or to a function of its value that
-    says so. ``description`` is shown by ``pegboard config``.
+    ``network.allowPrivateHosts``; ``""`` for the section itself) to why it widens, or to a
+    function of its value that says so. ``description`` is shown by ``pegboard config``.
+    A section that is not an object (a list, a switch, a map of named entries) takes a
+    pydantic ``RootModel``. ``check`` adds the section's own problems to
+    ``pegboard config validate`` (a running Pegboard does not refuse them).
     """
 
     key: str
@@ -47,6 +54,7 @@ class ConfigSection:
     description: str = ""
     widening: Mapping[str, Widening] = field(default_factory=dict)
     owner: str = ""
+    check: Check | None = None
 
     def __post_init__(self) -> None:
         if not self.key or any(not part for part in self.key.split(".")):
@@ -56,7 +64,7 @@ class ConfigSection:
 
     def widening_keys(self) -> dict[str, Widening]:
         """Full dotted paths of the widening keys."""
-        return {f"{self.key}.{k}": why for k, why in self.widening.items()}
+        return {f"{self.key}.{k}" if k else self.key: why for k, why in self.widening.items()}
 
 
 def _not_default_or_plan(value: Any) -> str | None:
@@ -70,9 +78,6 @@ KERNEL_WIDENING: dict[str, Widening] = {
     "permissions.allow": "allow rules let calls run without asking",
     "permissions.additionalDirectories": "adds working directories the agent may read and edit",
     "permissions.defaultMode": _not_default_or_plan,
-    "disableAllHooks": "switches off every hook, the user's own included",
-    "allowManagedHooksOnly": "switches off the user's own hooks",
-    "allowedHttpHookUrls": "lets hooks send call data to more endpoints",
     "plugins": "blocking or loading plugins can switch off a plugin that guards calls",
 }
 
@@ -168,8 +173,28 @@ def section_problems(
     return errors, warnings
 
 
+def section_checks(layer: ConfigLayer, sections: Iterable[ConfigSection]) -> tuple[list[str], list[str]]:
+    """What each section's own ``check`` finds in one layer, each line naming the file."""
+    where = str(layer.path) if layer.path else f"{layer.scope} config"
+    errors: list[str] = []
+    warnings: list[str] = []
+    for section in sections:
+        value = get_path(layer.data, section.key)
+        if section.check is None or value is None:
+            continue
+        try:
+            found_errors, found_warnings = section.check(value)
+        except Exception as exc:  # a plugin's check must not stop validation of the rest
+            found_errors, found_warnings = [], [f"{section.key}: the check of {section.owner} failed: {exc}"]
+        errors += [f"{where}: {e}" for e in found_errors]
+        warnings += [f"{where}: {w}" for w in found_warnings]
+    return errors, warnings
+
+
 def _undeclared(model: BaseModel, raw: Any, prefix: str = "") -> list[str]:
     """Keys of ``raw`` that no field of ``model`` declares (for models that ignore extras)."""
+    if isinstance(model, RootModel):
+        return _undeclared_in(model.root, raw, prefix)
     if not isinstance(raw, Mapping):
         return []
     fields = type(model).model_fields
@@ -193,6 +218,20 @@ def _undeclared(model: BaseModel, raw: Any, prefix: str = "") -> list[str]:
     return found
 
 
+def _undeclared_in(value: Any, raw: Any, prefix: str) -> list[str]:
+    """``_undeclared`` through a root value: a model, or a mapping or list of models."""
+    if isinstance(value, BaseModel):
+        return _undeclared(value, raw, prefix)
+    found: list[str] = []
+    if isinstance(value, Mapping) and isinstance(raw, Mapping):
+        for key, item in value.items():
+            found += _undeclared_in(item, raw.get(key), f"{prefix}{key}.")
+    elif isinstance(value, list) and isinstance(raw, list):
+        for i, (item, raw_item) in enumerate(zip(value, raw, strict=False)):
+            found += _undeclared_in(item, raw_item, f"{prefix[:-1]}[{i}]." if prefix else f"[{i}].")
+    return found
+
+
 def covered_by(path: str, sections: Iterable[ConfigSection]) -> bool:
     """Whether an "unknown key" of the kernel model belongs to a registered section."""
     return any(path == s.key or path.startswith(s.key + ".") or s.key.startswith(path + ".") for s in sections)
@@ -205,6 +244,7 @@ __all__ = [
     "covered_by",
     "get_path",
     "only_narrowing",
+    "section_checks",
     "section_problems",
     "widening_table",
 ]

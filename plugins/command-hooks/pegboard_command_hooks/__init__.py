@@ -19,6 +19,7 @@ from pegboard_command_hooks.plugin import (
     post_tool_use,
     post_tool_use_failure,
     pre_tool_use,
+    register_config_sections,
     session_end,
     session_start,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "post_tool_use",
     "post_tool_use_failure",
     "pre_tool_use",
+    "register_config_sections",
     "run_event",
     "session_end",
     "session_start",

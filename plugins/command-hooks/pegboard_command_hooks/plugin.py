@@ -9,10 +9,27 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from pegboard import HookDecision, PermissionDecision, ToolCall, ToolContext, ToolResult, hookimpl
+from pegboard import (
+    ConfigSectionRegister,
+    HookDecision,
+    PermissionDecision,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    hookimpl,
+)
 
 if TYPE_CHECKING:
     from pegboard import Pegboard
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    """``hooks`` and the switches around it, validated and covered by ``config validate``."""
+    from pegboard_command_hooks.config import SECTIONS
+
+    for section in SECTIONS:
+        register(section)
 
 
 @hookimpl

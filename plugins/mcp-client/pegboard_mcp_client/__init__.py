@@ -22,6 +22,14 @@ log = logging.getLogger("pegboard.mcp.client")
 
 
 @hookimpl
+def register_config_sections(register: Any) -> None:
+    """``mcpServers``: validated here, so a typo in it is reported like one in any other key."""
+    from pegboard_mcp_client.settings import SECTION
+
+    register(SECTION)
+
+
+@hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
     """Start the connections of this Pegboard's servers and keep its registry in step."""
     from pegboard_mcp_client.settings import (
@@ -33,7 +41,8 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         float_env,
     )
 
-    servers = configured_servers(pegboard.config.mcp_servers, pegboard.cwd, pegboard.env, pegboard.warnings)
+    configured = pegboard.settings("mcpServers").root
+    servers = configured_servers(configured, pegboard.cwd, pegboard.env, pegboard.warnings)
     for name in sorted(_untrusted_servers(pegboard) & set(servers)):
         del servers[name]
         pegboard.warnings.append(f"MCP server {name!r} not started: {_untrusted_reason(pegboard)}")
