@@ -71,7 +71,7 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     manager.wait(None, float_env(pegboard.env, STARTUP_WAIT_ENV, DEFAULT_STARTUP_WAIT))
     pegboard.add_tool_source(registrar.sync)
     pegboard.add_pending_tools(registrar.pending_reason)
-    registrar.sync()
+    pegboard.refresh()
     for name, state in sorted(manager.states.items()):
         if state.status in CONNECTING:
             pegboard.warnings.append(
