@@ -110,7 +110,7 @@ def _matches(entry: str, name: str) -> bool:
 def subagent_tools(ctx: ToolContext, definition: SubagentDef) -> tuple[str, ...]:
     """The tool names the subagent may use: the policy's set for a configured subagent, else
     the parent's set narrowed by the definition's lists; never the spawning tools."""
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     if definition.source == "config":
         policy = pb.tools(agent=ctx.agent, provider=ctx.provider, model=ctx.model, subagent=definition.name)
         names = list(policy.enabled)
@@ -161,7 +161,7 @@ async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
     """Launch a subagent for a complex, multi-step task it can do on its own, such as a broad search
     of the code. It starts with no memory of this conversation, so the prompt must say everything it
     needs, and what to report back. It returns one final message."""
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     defs = definitions(pb)
     name = input.subagent_type or GENERAL
     if name not in defs:
@@ -209,7 +209,7 @@ class SpawnInput(BaseModel):
 async def _run_spawned(ctx: ToolContext, run_id: str, request: SubagentRequest, timeout: float | None) -> None:
     import asyncio
 
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     runs = pb.stash.setdefault(RUNS, {})
     try:
         final = await asyncio.wait_for(ask_host(ctx, "run_subagent", request=request), timeout or None)
@@ -234,7 +234,7 @@ async def sessions_spawn(input: SpawnInput, ctx: ToolContext) -> ToolResult:
     this chat when it finishes."""
     import asyncio
 
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     allowed, allow_any = allowed_agents(ctx)
     target = input.agentId or allowed[0]
     if not allow_any and target not in allowed:
