@@ -169,8 +169,39 @@ def section_problems(
                     errors.append(f"{where}: key '{key}': {err['msg']}, found {found}")
                 continue
             unknown = set(unknown_keys(model)) | set(_undeclared(model, value))
-            warnings += [f"{where}: unknown key '{section.key}.{p}' (ignored)" for p in sorted(unknown)]
+            names = _declared_names(section.model)
+            warnings += [f"{where}: unknown key '{section.key}.{p}' (ignored){_hint(section.key, p, names)}"
+                         for p in sorted(unknown)]
     return errors, warnings
+
+
+def _declared_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> set[str]:
+    """Every field name (as written in config) of ``model`` and of the models it holds."""
+    from pegboard.core.config import _model_of
+
+    seen = set() if seen is None else seen
+    if model in seen:
+        return set()
+    seen.add(model)
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        if not issubclass(model, RootModel):
+            names.add(info.alias or name)
+        held = _model_of(info.annotation)
+        if held is not None:
+            names |= _declared_names(held[1], seen)
+    return names
+
+
+def _hint(key: str, path: str, names: set[str]) -> str:
+    """``; did you mean 'mcpServers.x.command'?`` for a misspelt last part of ``path``."""
+    import difflib
+
+    head, _, last = path.rpartition(".")
+    close = difflib.get_close_matches(last, sorted(names), n=1, cutoff=0.7)
+    if not close:
+        return ""
+    return f"; did you mean '{key}.{head + '.' if head else ''}{close[0]}'?"
 
 
 def section_checks(layer: ConfigLayer, sections: Iterable[ConfigSection]) -> tuple[list[str], list[str]]:

@@ -151,3 +151,10 @@ def test_every_registered_widening_key_is_refused_to_an_untrusted_project(tmp_pa
             kept, notices = only_narrowing([layer], sections)
             assert get_path(kept[0].data, key) is None, key
             assert len(notices) == 1 and key in notices[0]
+
+
+def test_a_misspelt_section_key_gets_the_nearest_declared_one(tmp_path: Path) -> None:
+    root = project(tmp_path, {"tools": {"web": {"fetch": {"maxChar": 3}}}})
+    pb = board(root, trusted=True, plugins=(WebPlugin(),), load_entrypoints=False)
+    assert any("unknown key 'tools.web.fetch.maxChar' (ignored); did you mean 'tools.web.fetch.maxChars'?" in w
+               for w in pb.warnings), pb.warnings
