@@ -3,8 +3,9 @@
 
     python3 dev.py start [ARGS]  set up .venv and run `pegboard ARGS` (default: `pegboard tools`,
                                  the tool set an agent gets from the embedded default config)
-    python3 dev.py test      set up .venv and run ruff, mypy and pytest (what CI runs)
+    python3 dev.py test      set up .venv and run ruff, mypy, the import contract and pytest (what CI runs)
     python3 dev.py setup     only set up .venv
+    python3 dev.py imports   check the import contract: nothing outside pegboard/ imports pegboard.core
 
 Every distribution in this repository (the kernel, builtin_tools/*, plugins/*) is installed
 from the local tree with --no-deps; only third-party requirements come from the package
@@ -17,6 +18,7 @@ and the installs run again only when it differs (`setup` always installs).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -41,6 +43,48 @@ def local_distributions(root: Path = ROOT) -> list[Path]:
     for area in ("builtin_tools", "plugins"):
         dists += sorted(p.parent for p in (root / area).glob("*/pyproject.toml"))
     return dists
+
+
+#: Where the import contract applies: code built on the public API only.
+CONTRACT_AREAS = ("builtin_tools", "plugins", "examples")
+PRIVATE_KERNEL = "pegboard.core"
+
+
+def _private_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + ([f"pegboard.{a.name}" for a in node.names] if node.module == "pegboard" else [])
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+            names = [a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        private = [n for n in names if n == PRIVATE_KERNEL or n.startswith(PRIVATE_KERNEL + ".")]
+        found += [(getattr(node, "lineno", 0), n) for n in private]
+    return sorted(found)
+
+
+def import_contract_violations(root: Path = ROOT) -> list[str]:
+    """``file:line: imports pegboard.core.x`` for every import of the kernel's private modules
+    in builtin_tools/, plugins/ and examples/, which must use the public ``pegboard`` API."""
+    problems: list[str] = []
+    for area in CONTRACT_AREAS:
+        for path in sorted((root / area).rglob("*.py")):
+            if any(part in {"build", "__pycache__"} or part.startswith(".") for part in path.relative_to(root).parts):
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            where = path.relative_to(root)
+            problems += [f"{where}:{line}: imports {name}" for line, name in _private_imports(tree)]
+    return problems
+
+
+def check_import_contract() -> int:
+    problems = import_contract_violations()
+    for problem in problems:
+        print(f"{problem} (use the public pegboard API; pegboard.core is private)")
+    print(f"import contract: {len(problems)} private import(s) of {PRIVATE_KERNEL} outside pegboard/")
+    return 1 if problems else 0
 
 
 def _requirement_name(req: str) -> str:
@@ -153,6 +197,8 @@ def ensure_bubblewrap() -> None:
 
 def main(argv: list[str]) -> int:
     command = argv[1] if len(argv) > 1 else "start"
+    if command == "imports":
+        return check_import_contract()
     if command not in {"setup", "start", "test"}:
         print(__doc__)
         return 2
@@ -167,6 +213,7 @@ def main(argv: list[str]) -> int:
         steps: list[list[str | Path]] = [
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "mypy", "pegboard", "builtin_tools", "plugins", "tests", "benchmarks"],
+            [PY, str(Path(__file__).resolve()), "imports"],
             [PY, "-m", "pytest", "-n", "auto", *argv[2:]],
         ]
         for step in steps:

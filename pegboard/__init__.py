@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         ToolRegister,
     )
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
+    from pegboard.core.rulematch import rule_matches
     from pegboard.core.sections import ConfigSection
     from pegboard.core.services import CompletionError, CompletionRequest, has_completion, request_completion
     from pegboard.core.session import (
@@ -81,6 +82,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "redact": "pegboard.core.redaction",
+    "rule_matches": "pegboard.core.rulematch",
     "default_data_dir": "pegboard.core.store",
     "find_project_root": "pegboard.core.config",
     "user_config_dir": "pegboard.core.config",
@@ -240,6 +242,7 @@ __all__ = [
     "redact",
     "request_completion",
     "resolve_path",
+    "rule_matches",
     "tool",
     "unavailable_without",
     "user_config_dir",

@@ -127,7 +127,7 @@ def _matches(entry: str, name: str) -> bool:
 def subagent_tools(ctx: ToolContext, definition: SubagentDef) -> tuple[str, ...]:
     """The tool names the subagent may use: the policy's set for a configured subagent, else
     the parent's set narrowed by the definition's lists; never the spawning tools."""
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     if definition.source == "config":
         policy = pb.tools(agent=ctx.agent, provider=ctx.provider, model=ctx.model, subagent=definition.name)
         names = list(policy.enabled)
@@ -225,8 +225,9 @@ async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: 
         return "the subagent finished"
 
     async def announce(record: TaskRecord) -> None:
-        if delete_session and request.session_id is not None:
-            ctx._pegboard.session_store.delete(request.session_id)
+        pb: Any = ctx.pegboard
+        if delete_session and request.session_id is not None and pb is not None:
+            pb.session_store.delete(request.session_id)
         if not (ctx.session_id and has_host_service(ctx, "deliver_message")):
             return
         report, _end = table.read_output(record, 0, 1 << 20)
@@ -235,7 +236,7 @@ async def start_background(ctx: ToolContext, request: SubagentRequest, *, kind: 
             ctx.session_id, text, sender=request.subagent_type, kind=kind,
             metadata={"task_id": record.id, "runId": record.id, "status": record.status, "note": record.note}))
 
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     clock = (pb.stash.get(CLOCK, None) if pb is not None else None) or SystemClock()
     return await table.start_source(
         ctx, kind="agent", command=request.subagent_type, description=request.description or request.prompt[:60],
@@ -271,7 +272,7 @@ async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
     background task and this call returns its task id at once."""
     from pegboard_toolkit.tasks import TaskError
 
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     defs = definitions(pb)
     name = input.subagent_type or GENERAL
     if name not in defs:
@@ -306,7 +307,8 @@ async def background_job(input: BackgroundJobInput, ctx: ToolContext) -> ToolRes
     subagent_list, read it with subagent_history or TaskOutput, stop it with subagent_cancel."""
     from pegboard_toolkit.tasks import TaskError
 
-    defs = definitions(ctx._pegboard)
+    pb: Any = ctx.pegboard
+    defs = definitions(pb)
     name = input.subagent_type or GENERAL
     if name not in defs:
         return ToolResult.refusal("tool_error", f"unknown subagent_type {name!r}; available: {', '.join(sorted(defs))}",

@@ -164,7 +164,7 @@ async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> To
         timeout = parse_timeout(raw)
     except TimeoutSettingError as exc:
         return ToolResult.refusal("tool_error", str(exc), error_kind="bad_setting")
-    clock = ctx.stash.get(CLOCK, None) if ctx._pegboard is not None else None
+    clock = ctx.stash.get(CLOCK, None) if ctx.pegboard is not None else None
     request = _to_request(input, timeout, clock or SystemClock())
     answer = asyncio.ensure_future(ask_host(ctx, "ask_user", request=request))
     try:

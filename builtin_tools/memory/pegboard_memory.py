@@ -112,7 +112,7 @@ SECTION = ConfigSection(
 
 
 def _settings(ctx: ToolContext) -> MemorySettings:
-    if ctx._pegboard is None:
+    if ctx.pegboard is None:
         return MemorySettings()
     found: MemorySettings = ctx.settings(SETTINGS_KEY)
     return found
@@ -129,7 +129,7 @@ def roots(ctx: ToolContext) -> MemoryRoots:
     settings = _settings(ctx)
     base = (ctx.project_dir or ctx.cwd).resolve()
     home = ctx.env.get("HOME")
-    pb: Pegboard | None = ctx._pegboard
+    pb: Pegboard | None = ctx.pegboard
     data = default_data_dir(pb.data_env() if pb is not None else ctx.env)
     project = _path(settings.directory, base, home)
     user = _path(settings.userDirectory, base, home) if settings.userDirectory else data / "memory"
@@ -274,7 +274,7 @@ async def memory(input: MemoryInput, ctx: ToolContext) -> ToolResult:
             raise MemoryRefusal("invalid_input", f"{input.action} needs old_text: a unique part of the entry")
         if content is not None and len(content) > MAX_ENTRY_CHARS:
             raise MemoryRefusal("too_long", f"an entry holds at most {MAX_ENTRY_CHARS:,} characters")
-        secrets = ctx._pegboard.secrets if ctx._pegboard is not None else []
+        secrets = ctx.pegboard.secrets if ctx.pegboard is not None else []
         if content is not None:
             secret_check(content, secrets)
         message, now = change_memory(
@@ -422,7 +422,7 @@ INDEXES: StashKey[dict[tuple[str, ...], MemoryIndex]] = StashKey("pegboard-memor
 
 def index_for(ctx: ToolContext, where: MemoryRoots) -> MemoryIndex:
     key = tuple(str(p) for p in where.all())
-    if ctx._pegboard is None:
+    if ctx.pegboard is None:
         return MemoryIndex()
     indexes = ctx.stash.setdefault(INDEXES, {})
     if key not in indexes:
@@ -432,7 +432,7 @@ def index_for(ctx: ToolContext, where: MemoryRoots) -> MemoryIndex:
 
 def touch_indexes(ctx: ToolContext) -> None:
     """A memory file changed: every index of this ``Pegboard`` rescans before its next search."""
-    if ctx._pegboard is not None:
+    if ctx.pegboard is not None:
         for index in ctx.stash.get(INDEXES, {}).values():
             index.touch()
 

@@ -71,7 +71,7 @@ A2A_SECTION = ConfigSection(A2A_KEY, AgentToAgentConfig, description="sessions_s
 
 def visible_sessions(ctx: ToolContext) -> list[SessionRecord]:
     """Sessions of the caller's owner, newest first."""
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     owner = ctx.session.owner if ctx.session is not None else None
     records = [r for r in pb.session_store.sessions() if r.owner == owner]
     return sorted(records, key=lambda r: r.updated, reverse=True)
@@ -92,7 +92,7 @@ def resolve(ctx: ToolContext, name: str) -> SessionRecord | None:
 
 
 def transcript(ctx: ToolContext, session_id: str) -> list[dict[str, Any]]:
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     entries = pb.session_store.entries(session_id, TRANSCRIPT_SLOT)
     out = []
     for _key, raw in sorted(entries.items()):
@@ -165,7 +165,7 @@ async def sessions_history(input: HistoryInput, ctx: ToolContext) -> ToolResult:
 
 
 def _clock(ctx: ToolContext) -> Any:
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     return (pb.stash.get(CLOCK, None) if pb is not None else None) or SystemClock()
 
 

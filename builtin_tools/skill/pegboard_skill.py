@@ -209,7 +209,7 @@ class SkillInput(BaseModel):
 async def skill_tool(input: SkillInput, ctx: ToolContext) -> ToolResult:
     """Load a skill: specialised instructions (and helper files) for a kind of task. Call it as soon as
     a task matches a skill's description, before doing the work, then follow the instructions."""
-    pb: Any = ctx._pegboard
+    pb: Any = ctx.pegboard
     catalog = pb.stash[CATALOG]() if pb is not None and CATALOG in pb.stash else {}
     wanted = input.skill.strip().lstrip("/")
     info = catalog.get(wanted)

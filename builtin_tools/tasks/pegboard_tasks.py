@@ -162,14 +162,14 @@ def choose_scope(ctx: ToolContext, given: Scope | None, seed_default: Scope | No
     name = ctx.requested_name or ""
     if "_" in name and name == name.lower():
         return "user"
-    return settings_of(ctx._pegboard).defaultScope
+    return settings_of(ctx.pegboard).defaultScope
 
 
 def state_for(ctx: ToolContext, scope: Scope) -> SessionState:
     if scope == "user":
-        if ctx._pegboard is None:
+        if ctx.pegboard is None:
             raise TaskError("not_available", "the user task list needs a context built by Pegboard")
-        return user_state(ctx._pegboard)
+        return user_state(ctx.pegboard)
     if ctx.session is None:
         raise TaskError("not_available", "the session task list needs a session")
     return ctx.session.state

@@ -73,7 +73,7 @@ class ReaderSettings(BaseModel):
 
 
 def envelope_chars(ctx: ToolContext) -> int:
-    if ctx._pegboard is None:
+    if ctx.pegboard is None:
         return ENVELOPE_CHARS
     settings: ReaderSettings = ctx.settings(SETTINGS_KEY)
     return settings.envelopeChars

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -100,6 +101,7 @@ class Pegboard:
         self.stash = Stash()
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._tool_sources: list[Callable[[], None]] = []
+        self._syncing = threading.local()
         self._pending_explainers: list[Callable[[str], str | None]] = []
         self._store: SessionStore | None = store
         self._memory_store = MemorySessionStore()
@@ -147,11 +149,15 @@ class Pegboard:
             known = ", ".join(sorted(self.registry.config_sections)) or "(none)"
             raise KeyError(f"no plugin registered the config section {key!r}; registered: {known}")
         if key not in self._settings:
+            from pydantic import RootModel
+
             from pegboard.core.config import merge_layers
             from pegboard.core.sections import get_path
 
             value = get_path(merge_layers(self.layers)[0], key)
-            self._settings[key] = section.model.model_validate(value if value is not None else {})
+            if value is None:  # unset: the model's defaults (a root model's own default value)
+                value = None if issubclass(section.model, RootModel) else {}
+            self._settings[key] = section.model() if value is None else section.model.model_validate(value)
         return self._settings[key]
 
     @cached_property
@@ -160,6 +166,11 @@ class Pegboard:
         from pegboard.core.pipeline import CallPipeline
 
         return CallPipeline(self)
+
+    def hook_implementations(self, name: str) -> list[Any]:
+        """The loaded plugins' implementations of hook ``name``, in the order they run (each
+        with ``plugin_name``, ``function`` and ``argnames``): for tools that list or dry-run hooks."""
+        return self.hooks.implementations(name)
 
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:
@@ -206,14 +217,33 @@ class Pegboard:
         """Forget every tool that ``owner`` registered (through :meth:`add_tool` or a hook)."""
         self.registry.remove_owner(owner)
 
+    def refresh(self) -> None:
+        """Bring run-time tool sources up to date now. ``tools()``, ``schema()``, ``tool()`` and
+        each ``call()`` do this themselves; a source that looks tools up while it syncs does not
+        start another sync."""
+        if self._tool_sources:
+            self._sync_tool_sources()
+
+    @property
+    def tool_set_version(self) -> int:
+        """Grows whenever a tool is registered or removed or a session loads deferred tools:
+        a host compares it before and after a call to learn that its tool list changed."""
+        return self.registry.version + self.deferred.version
+
     def _sync_tool_sources(self) -> None:
-        for sync in list(self._tool_sources):
-            try:
-                sync()
-            except Exception as exc:
-                message = f"a dynamic tool source failed: {type(exc).__name__}: {exc}"
-                if message not in self.warnings:
-                    self.warnings.append(message)
+        if getattr(self._syncing, "active", False):
+            return
+        self._syncing.active = True
+        try:
+            for sync in list(self._tool_sources):
+                try:
+                    sync()
+                except Exception as exc:
+                    message = f"a dynamic tool source failed: {type(exc).__name__}: {exc}"
+                    if message not in self.warnings:
+                        self.warnings.append(message)
+        finally:
+            self._syncing.active = False
 
     def catalog(self) -> PolicyCatalog:
         if self._tool_sources:

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from pegboard.core.modes import PERMISSION_MODES as PERMISSION_MODES
@@ -122,30 +122,6 @@ class PluginsConfig(_Section):
     disabled: list[str] = Field(default_factory=list)
 
 
-class McpServerConfig(_Section):
-    """One entry of ``mcpServers``: a stdio server (``command``, ``args``, ``env``, ``cwd``) or a
-    streamable-HTTP one (``url``, ``headers``). ``exposure`` says how its tools are offered:
-    ``direct`` (full definitions), ``deferred`` (by name until ToolSearch loads them), or unset
-    (deferred only when many MCP tools are connected). ``timeout`` limits each call in seconds."""
-
-    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    disabled: bool = False
-    exposure: Literal["direct", "deferred"] | None = None
-    timeout: float | None = Field(default=None, gt=0)
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
-        if not self.command and not self.url:
-            raise ValueError("an MCP server needs either 'command' (stdio) or 'url' (streamable HTTP)")
-        return self
-
-
 class RedactionConfig(_Section):
     """``redaction``: secrets to keep out of every result, besides the known credential shapes.
 
@@ -171,12 +147,7 @@ class PegboardConfig(_Section):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     subagents: dict[str, SubagentConfig] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
-    hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    allowed_http_hook_urls: list[str] = Field(default_factory=list)
-    disable_all_hooks: bool | None = None
-    allow_managed_hooks_only: bool | None = None
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
-    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
 
@@ -348,6 +319,11 @@ def _raw_unknown_keys(model: type[BaseModel], data: Any, prefix: str) -> list[tu
 def unknown_keys(model: BaseModel, prefix: str = "") -> list[str]:
     """Key paths in ``model`` that no field declares."""
     found: list[str] = []
+    if isinstance(model, RootModel):  # a section holding a map or list of models
+        base = prefix[:-1] if prefix.endswith(".") else prefix
+        for child_key, child in _children(base, model.root):
+            found.extend(unknown_keys(child, f"{child_key.lstrip('.')}."))
+        return found
     for key in model.model_extra or {}:
         found.append(f"{prefix}{key}")
     for name, info in type(model).model_fields.items():

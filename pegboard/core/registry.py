@@ -34,6 +34,8 @@ class Registry:
     profile_owner: dict[str, str] = field(default_factory=dict)
     provider_policies: list[ProviderPolicy] = field(default_factory=list)
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
+    #: grows with every tool registered or removed
+    version: int = 0
     _keys: dict[str, str] = field(default_factory=dict)
     _key_owner: dict[str, str] = field(default_factory=dict)
 
@@ -58,6 +60,7 @@ class Registry:
         self.check_tool(tool, owner)
         self.tools[tool.name] = tool
         self.tool_owner[tool.name] = owner
+        self.version += 1
         for label in (tool.name, *tool.aliases):
             self._keys[name_key(label)] = tool.name
             self._key_owner[name_key(label)] = owner
@@ -69,6 +72,7 @@ class Registry:
         for name in [n for n, o in self.tool_owner.items() if o == owner]:
             del self.tools[name]
             del self.tool_owner[name]
+            self.version += 1
         for key in [k for k, o in self._key_owner.items() if o == owner]:
             del self._keys[key]
             del self._key_owner[key]

@@ -20,11 +20,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 from pydantic.alias_generators import to_snake
 
 if TYPE_CHECKING:
     from pegboard.core.config import ConfigLayer
+
+#: A section's own checks for ``pegboard config validate``: ``(errors, warnings)`` about the raw
+#: value of one file (an unknown hook event), beyond what its model's types say.
+Check = Callable[[Any], "tuple[list[str], list[str]]"]
 
 #: A widening declaration: a reason (the key always widens) or a function of the value that
 #: returns a reason when this value widens (``defaultMode = "plan"`` does not).
@@ -39,8 +43,11 @@ class ConfigSection:
     """The settings a plugin reads, at ``key`` (dotted, as written in the config file).
 
     ``widening`` maps a key inside the section (as written: ``allowedDomains``,
-    ``network.allowPrivateHosts``) to why it widens, or to a function of its value that
-    says so. ``description`` is shown by ``pegboard config``.
+    ``network.allowPrivateHosts``; ``""`` for the section itself) to why it widens, or to a
+    function of its value that says so. ``description`` is shown by ``pegboard config``.
+    A section that is not an object (a list, a switch, a map of named entries) takes a
+    pydantic ``RootModel``. ``check`` adds the section's own problems to
+    ``pegboard config validate`` (a running Pegboard does not refuse them).
     """
 
     key: str
@@ -48,6 +55,7 @@ class ConfigSection:
     description: str = ""
     widening: Mapping[str, Widening] = field(default_factory=dict)
     owner: str = ""
+    check: Check | None = None
 
     def __post_init__(self) -> None:
         if not self.key or any(not part for part in self.key.split(".")):
@@ -57,7 +65,7 @@ class ConfigSection:
 
     def widening_keys(self) -> dict[str, Widening]:
         """Full dotted paths of the widening keys."""
-        return {f"{self.key}.{k}": why for k, why in self.widening.items()}
+        return {f"{self.key}.{k}" if k else self.key: why for k, why in self.widening.items()}
 
 
 def _not_default_or_plan(value: Any) -> str | None:
@@ -71,9 +79,6 @@ KERNEL_WIDENING: dict[str, Widening] = {
     "permissions.allow": "allow rules let calls run without asking",
     "permissions.additionalDirectories": "adds working directories the agent may read and edit",
     "permissions.defaultMode": _not_default_or_plan,
-    "disableAllHooks": "switches off every hook, the user's own included",
-    "allowManagedHooksOnly": "switches off the user's own hooks",
-    "allowedHttpHookUrls": "lets hooks send call data to more endpoints",
     "plugins": "blocking or loading plugins can switch off a plugin that guards calls",
 }
 
@@ -176,12 +181,63 @@ def section_problems(
                     errors.append(f"{where}: key '{key}': {err['msg']}, found {found}")
                 continue
             unknown = set(unknown_keys(model)) | set(_undeclared(model, value))
-            warnings += [f"{where}: unknown key '{section.key}.{p}' (ignored)" for p in sorted(unknown)]
+            names = _declared_names(section.model)
+            warnings += [f"{where}: unknown key '{section.key}.{p}' (ignored){_hint(section.key, p, names)}"
+                         for p in sorted(unknown)]
+    return errors, warnings
+
+
+def _declared_names(model: type[BaseModel], seen: set[type[BaseModel]] | None = None) -> set[str]:
+    """Every field name (as written in config) of ``model`` and of the models it holds."""
+    from pegboard.core.config import _model_of
+
+    seen = set() if seen is None else seen
+    if model in seen:
+        return set()
+    seen.add(model)
+    names: set[str] = set()
+    for name, info in model.model_fields.items():
+        if not issubclass(model, RootModel):
+            names.add(info.alias or name)
+        held = _model_of(info.annotation)
+        if held is not None:
+            names |= _declared_names(held[1], seen)
+    return names
+
+
+def _hint(key: str, path: str, names: set[str]) -> str:
+    """``; did you mean 'mcpServers.x.command'?`` for a misspelt last part of ``path``."""
+    import difflib
+
+    head, _, last = path.rpartition(".")
+    close = difflib.get_close_matches(last, sorted(names), n=1, cutoff=0.7)
+    if not close:
+        return ""
+    return f"; did you mean '{key}.{head + '.' if head else ''}{close[0]}'?"
+
+
+def section_checks(layer: ConfigLayer, sections: Iterable[ConfigSection]) -> tuple[list[str], list[str]]:
+    """What each section's own ``check`` finds in one layer, each line naming the file."""
+    where = str(layer.path) if layer.path else f"{layer.scope} config"
+    errors: list[str] = []
+    warnings: list[str] = []
+    for section in sections:
+        value = get_path(layer.data, section.key)
+        if section.check is None or value is None:
+            continue
+        try:
+            found_errors, found_warnings = section.check(value)
+        except Exception as exc:  # a plugin's check must not stop validation of the rest
+            found_errors, found_warnings = [], [f"{section.key}: the check of {section.owner} failed: {exc}"]
+        errors += [f"{where}: {e}" for e in found_errors]
+        warnings += [f"{where}: {w}" for w in found_warnings]
     return errors, warnings
 
 
 def _undeclared(model: BaseModel, raw: Any, prefix: str = "") -> list[str]:
     """Keys of ``raw`` that no field of ``model`` declares (for models that ignore extras)."""
+    if isinstance(model, RootModel):
+        return _undeclared_in(model.root, raw, prefix)
     if not isinstance(raw, Mapping):
         return []
     fields = type(model).model_fields
@@ -205,6 +261,20 @@ def _undeclared(model: BaseModel, raw: Any, prefix: str = "") -> list[str]:
     return found
 
 
+def _undeclared_in(value: Any, raw: Any, prefix: str) -> list[str]:
+    """``_undeclared`` through a root value: a model, or a mapping or list of models."""
+    if isinstance(value, BaseModel):
+        return _undeclared(value, raw, prefix)
+    found: list[str] = []
+    if isinstance(value, Mapping) and isinstance(raw, Mapping):
+        for key, item in value.items():
+            found += _undeclared_in(item, raw.get(key), f"{prefix}{key}.")
+    elif isinstance(value, list) and isinstance(raw, list):
+        for i, (item, raw_item) in enumerate(zip(value, raw, strict=False)):
+            found += _undeclared_in(item, raw_item, f"{prefix[:-1]}[{i}]." if prefix else f"[{i}].")
+    return found
+
+
 def covered_by(path: str, sections: Iterable[ConfigSection]) -> bool:
     """Whether an "unknown key" of the kernel model belongs to a registered section."""
     return any(path == s.key or path.startswith(s.key + ".") or s.key.startswith(path + ".") for s in sections)
@@ -217,6 +287,7 @@ __all__ = [
     "covered_by",
     "get_path",
     "only_narrowing",
+    "section_checks",
     "section_problems",
     "widening_table",
 ]

@@ -7,11 +7,12 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, cast, get_type_hints
 
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
+    from pegboard.core.app import Pegboard
     from pegboard.core.config import LoadedConfig
     from pegboard.core.execution import ExecBackend
     from pegboard.core.session import Selection, Session
@@ -145,6 +146,11 @@ class ToolContext:
     @property
     def permissions(self) -> ToolPermissions:
         return ToolPermissions(self)
+
+    @property
+    def pegboard(self) -> Pegboard | None:
+        """The ``Pegboard`` running this call (``None`` for a context built by hand)."""
+        return cast("Pegboard | None", self._pegboard)
 
     @property
     def stash(self) -> Stash:

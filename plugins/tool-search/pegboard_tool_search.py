@@ -27,8 +27,8 @@ MAX_RESULTS = 20
 
 
 def state_version(pegboard: Any) -> int:
-    """Changes whenever a search loads tools (``pegboard serve`` then tells clients the list changed)."""
-    version: int = pegboard.deferred.version
+    """Changes whenever the tool set does (a search loads tools, a tool registers or goes)."""
+    version: int = pegboard.tool_set_version
     return version
 
 

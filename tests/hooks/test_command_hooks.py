@@ -631,3 +631,15 @@ exit 0
     pb = board(tmp_path, hooks("PreToolUse", cmd(str(guard)), matcher="Bash"))
     blocked = await pb.call("Bash", {"command": "git push --force origin main"}, approver=Approver())
     assert blocked.reason == Reason.HOOK_BLOCKED and "force push blocked" in blocked.text
+
+
+async def test_parsed_config_lives_in_the_pegboards_stash_until_it_closes(tmp_path: Path) -> None:
+    from pegboard_command_hooks.config import PARSED
+
+    pb = board(tmp_path, hooks("PreToolUse", cmd("exit 0")))
+    other = board(tmp_path, {})
+    await pb.call("Bash", {"command": "make build"}, approver=Approver())
+    assert [entry[0] for entry in pb.stash[PARSED].values()] == [pb.loaded_config]
+    assert PARSED not in other.stash
+    await pb.aclose()
+    assert PARSED not in pb.stash

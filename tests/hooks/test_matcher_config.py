@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from pegboard import ConfigLayer
+import pegboard_command_hooks
+from pegboard import ConfigError, ConfigLayer, Pegboard
 from pegboard_command_hooks.config import Handler, collect_handlers, event_name, url_allowed
 from pegboard_command_hooks.matcher import matcher_error, matches
 from pegboard_command_hooks.protocol import interpret, parse_stdout
@@ -146,3 +147,15 @@ def test_fail_closed_on_timeout_per_event() -> None:
     assert session is not None and session.decision is None and session.system_message
     open_ = interpret("PreToolUse", handler(), timed_out)
     assert open_ is not None and open_.decision is None and "timed out" in open_.notices[0]
+
+
+def test_hook_settings_are_known_keys(tmp_path: Path) -> None:
+    def load(data: dict[str, Any]) -> Pegboard:
+        layers = [ConfigLayer("project", data)]
+        return Pegboard(layers=layers, plugins=[pegboard_command_hooks], load_entrypoints=False, cwd=tmp_path)
+
+    loaded = load({"allowedHttpHookUrls": ["http://127.0.0.1:*"], "disableAllHooks": False})
+    assert loaded.warnings == []
+    assert loaded.settings("allowedHttpHookUrls").root == ["http://127.0.0.1:*"]
+    with pytest.raises(ConfigError, match="disableAllHooks"):
+        load({"disableAllHooks": "maybe"})

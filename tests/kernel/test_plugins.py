@@ -173,3 +173,22 @@ def test_a_bare_name_deny_rule_removes_the_tool_from_the_list() -> None:
     assert gone.name == "Boom" and gone.step == "permissions" and "'Boom'" in gone.reason
     scoped = isolated_pegboard(ToolsPlugin(echo), config={"permissions": {"deny": ["Echo(text:secret)"]}})
     assert scoped.tools().enabled == ["Echo"], "a scoped deny keeps the tool and blocks matching calls"
+
+
+def test_tool_set_version_grows_with_registrations_and_refresh_runs_sources() -> None:
+    pb = isolated_pegboard()
+    runs: list[int] = []
+
+    def source() -> None:
+        runs.append(1)
+        pb.tool("Echo")
+
+    pb.add_tool_source(source)
+    before = pb.tool_set_version
+    pb.refresh()
+    assert runs == [1], "a source that looks tools up does not start a second sync"
+    pb.add_tool(echo, owner="late")
+    assert pb.tool_set_version > before
+    added = pb.tool_set_version
+    pb.remove_tools("late")
+    assert pb.tool_set_version > added

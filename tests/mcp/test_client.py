@@ -252,3 +252,24 @@ def test_names_are_safe_and_stable():
     taken = {"mcp__srv__tool"}
     other = tool_name("srv", "tool", lambda n: n in taken)
     assert other != "mcp__srv__tool" and other.startswith("mcp__srv__tool_") and len(other) <= 64
+
+
+def test_mcp_servers_is_the_client_plugins_config_section(tmp_path: Path) -> None:
+    import pegboard_mcp_client
+    from pegboard import ConfigError, ConfigLayer
+
+    def board(servers: dict[str, Any]) -> Pegboard:
+        layers = [ConfigLayer("cli", {"mcpServers": servers}, path=tmp_path / "c.json")]
+        return Pegboard(layers=layers, plugins=[pegboard_mcp_client], load_entrypoints=False, cwd=tmp_path)
+
+    pb = board({"off": {"url": "http://127.0.0.1:9/mcp", "disabled": True, "timout": 3}})
+    try:
+        assert pb.settings("mcpServers").root["off"].disabled is True
+        assert [w for w in pb.warnings if "unknown key" in w] == [
+            f"{tmp_path / 'c.json'}: unknown key 'mcpServers.off.timout' (ignored); "
+            "did you mean 'mcpServers.off.timeout'?"
+        ]
+    finally:
+        pb.close()
+    with pytest.raises(ConfigError, match="needs either 'command'"):
+        board({"bad": {"args": ["x"]}})

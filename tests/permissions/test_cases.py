@@ -35,6 +35,21 @@ def test_case_through_python_api(case: dict[str, Any]) -> None:
         assert d.source == str(cwd / ".pegboard/settings.json")
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_case_with_the_built_in_tools_installed(case: dict[str, Any]) -> None:
+    """The installed tools' own declarations (family, subjects) give the cases' answers too."""
+    cwd = Path(case["cwd"])
+    layer = ConfigLayer("project", {"permissions": case["rules"]}, path=cwd / ".pegboard/settings.json", root=cwd)
+    pb = Pegboard(layers=[layer], cwd=cwd, env={"HOME": str(HOME), "PATH": "/usr/bin:/bin"})
+    try:
+        assert pb.tool(case["tool"]) is not None or case["tool"].startswith("mcp__"), "a built-in tool"
+        d = pb.check(case["tool"], case["input"], mode=case["mode"], additional_dirs=case["additional_dirs"],
+                     home=HOME)
+    finally:
+        pb.close()
+    assert _accepted(case, d.decision), f"{case['id']}: expected {case['expect']}, got {d.decision}: {d.reason}"
+
+
 def test_every_case_never_allows_what_it_should_not() -> None:
     for case in CASES:
         cwd = Path(case["cwd"])

@@ -18,7 +18,7 @@ GROUPS = ["automation", "pegboard"]
 
 
 def session_of(ctx: ToolContext) -> Session | ToolResult:
-    if ctx.session is None or ctx._pegboard is None:
+    if ctx.session is None or ctx.pegboard is None:
         return tool_failure("scheduling needs a session (open one with Pegboard.session)", "no_session")
     return ctx.session
 
@@ -29,7 +29,9 @@ def invalid(message: str) -> ToolResult:
 
 
 def sched(ctx: ToolContext) -> Scheduler:
-    return scheduler(ctx._pegboard)
+    if ctx.pegboard is None:
+        raise RuntimeError("scheduling needs a context built by Pegboard")
+    return scheduler(ctx.pegboard)
 
 
 def room_for_one_more(ctx: ToolContext, session: Session) -> ToolResult | None:

@@ -19,7 +19,6 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("pegboard.core.cli.check", "May this call run? allow / ask / deny and the rule that decided."),
     "config": ("pegboard.core.cli.config", "Show the merged config or validate a config file."),
     "groups": ("pegboard.core.cli.groups", "List tool groups and their members."),
-    "hooks": ("pegboard.core.cli.hooks", "List configured hooks or test them on a synthetic event."),
     "plugins": ("pegboard.core.cli.plugins", "List plugins: distribution, version, status, error."),
     "profiles": ("pegboard.core.cli.profiles", "List tool profiles."),
     "prompt": ("pegboard.core.cli.prompt", "Print the tool list for a system prompt."),

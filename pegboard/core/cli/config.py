@@ -93,50 +93,12 @@ def _layer_of(file: Path) -> Any:
     return ConfigLayer("cli", data, file, file.parent)
 
 
-#: hook events of other products that Pegboard never fires: their handlers load but do not run
-FOREIGN_EVENTS = ("UserPromptSubmit", "Notification", "Stop", "SubagentStop", "PreCompact", "PostCompact")
-
-
 def _suggest(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}
         close = [lowered[word.lower()]] if word.lower() in lowered else []
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _hook_problems(layer: Any, where: str) -> tuple[list[str], list[str]]:
-    """Unknown hook event names and handler types: a typo there means a guard that never runs."""
-    hooks = layer.data.get("hooks")
-    if not isinstance(hooks, dict) or not hooks:
-        return [], []
-    try:
-        from pegboard_command_hooks.config import EVENTS, HANDLER_TYPES, KNOWN_UNSUPPORTED_TYPES
-    except ImportError:
-        return [], [f"{where}: 'hooks' is set but pegboard-command-hooks is not installed, so no handler runs"]
-    errors: list[str] = []
-    warnings: list[str] = []
-    for event, groups in hooks.items():
-        if event in FOREIGN_EVENTS:
-            warnings.append(f"{where}: hooks.{event}: Pegboard never fires {event!r}; these handlers do not run")
-        elif event not in EVENTS:
-            errors.append(
-                f"{where}: hooks.{event}: unknown hook event {event!r}{_suggest(event, EVENTS)} "
-                f"Pegboard fires {', '.join(EVENTS)}."
-            )
-        for g, group in enumerate(groups if isinstance(groups, list) else []):
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            for h, spec in enumerate(handlers if isinstance(handlers, list) else []):
-                kind = spec.get("type", "command") if isinstance(spec, dict) else None
-                at = f"hooks.{event}[{g}].hooks[{h}].type"
-                if kind in KNOWN_UNSUPPORTED_TYPES:
-                    warnings.append(f"{where}: {at}: handler type {kind!r} is not supported; this handler does not run")
-                elif kind not in HANDLER_TYPES:
-                    errors.append(
-                        f"{where}: {at}: unknown handler type {kind!r}{_suggest(str(kind), sorted(HANDLER_TYPES))} "
-                        f"Types: {', '.join(sorted(HANDLER_TYPES))}."
-                    )
-    return errors, warnings
 
 
 def _profile_fields(data: Any) -> list[tuple[str, Any]]:
@@ -162,7 +124,7 @@ def _profile_fields(data: Any) -> list[tuple[str, Any]]:
 
 def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[str], list[str]]:
     """Plugins' config sections: their keys are not unknown, and their own checks apply."""
-    from pegboard.core.sections import covered_by, section_problems
+    from pegboard.core.sections import covered_by, section_checks, section_problems
 
     sections = list(pb.registry.config_sections.values())
     if not sections:
@@ -170,7 +132,8 @@ def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[st
     unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
     kept = [w for w in warnings if not ((m := unknown.search(w)) and covered_by(m.group(1), sections))]
     errors, more = section_problems([layer], sections)
-    return errors, kept + more
+    checked_errors, checked_warnings = section_checks(layer, sections)
+    return errors + checked_errors, kept + more + checked_warnings
 
 
 def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
@@ -210,9 +173,9 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     warnings += [f"{w}; what it registers is not checked" for w in pb.warnings if "failed to load" in w]
     section_errors, warnings = _section_problems(pb, layer, warnings)
     errors += section_errors
-    for more_errors, more_warnings in (_hook_problems(layer, where), _policy_problems(pb, layer, model, where)):
-        errors += more_errors
-        warnings += more_warnings
+    more_errors, more_warnings = _policy_problems(pb, layer, model, where)
+    errors += more_errors
+    warnings += more_warnings
     if model is not None:
         warnings += _rule_diagnostics(layer)
     return errors, warnings

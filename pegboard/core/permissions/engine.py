@@ -756,7 +756,7 @@ class PermissionEngine:
                     if hit:
                         reason = f"{name} matches {r.text}"
                         out.note(lst, r, reason)
-        if not fam.requires_permission(name, tool) and not name.startswith("mcp__"):
+        if not fam.requires_permission(name, tool):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} needs permission and no rule allows it"
         return out

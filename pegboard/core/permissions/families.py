@@ -1,8 +1,9 @@
-"""Which rule family each tool answers to: the rule-format table of Fuxi Code's tool reference, kept as kernel data.
+"""Which rule family each tool answers to, for tools the engine judges by name.
 
-A rule or a ``check`` about a known tool that is not installed must still be judged by its
-family (``Grep`` by ``Read(...)`` rules, ``Monitor`` by ``Bash(...)`` rules), so the table
-lives here, in one place. An installed tool's own ``permission_family`` declaration wins.
+A rule or a ``check`` about a tool that is not installed must still be judged by its family
+(``Grep`` by ``Read(...)`` rules, ``Monitor`` by ``Bash(...)`` rules). The rows are data, in
+``tool_families.toml`` beside this module, not code; an installed tool's own
+``permission_family`` declaration wins.
 """
 
 from __future__ import annotations
@@ -36,58 +37,21 @@ class SeedTool:
     fields: tuple[str, ...] = ()
 
 
-# Fuxi Code's tool table (whether each tool needs permission) plus its rule-format table.
-SEED_TOOLS: dict[str, SeedTool] = {
-    "Agent": SeedTool("Agent", False, ("description", "prompt", "subagent_type", "model", "isolation",
-                                       "run_in_background", "name", "cwd", "team_name", "mode")),
-    "Artifact": SeedTool("Artifact", True),
-    "AskUserQuestion": SeedTool("AskUserQuestion", False, ("questions",)),
-    "Bash": SeedTool("Bash", True, ("command", "timeout", "description", "run_in_background",
-                                    "dangerouslyDisableSandbox")),
-    "CronCreate": SeedTool("CronCreate", False),
-    "CronDelete": SeedTool("CronDelete", False),
-    "CronList": SeedTool("CronList", False),
-    "Edit": SeedTool("Edit", True, ("file_path", "old_string", "new_string", "replace_all")),
-    "EnterPlanMode": SeedTool("EnterPlanMode", False),
-    "EnterWorktree": SeedTool("EnterWorktree", False),
-    "ExitPlanMode": SeedTool("ExitPlanMode", True),
-    "ExitWorktree": SeedTool("ExitWorktree", False),
-    "Glob": SeedTool("Read", False, ("pattern", "path")),
-    "Grep": SeedTool("Read", False, ("pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A",
-                                     "-B", "-C", "multiline", "head_limit", "offset")),
-    "ListMcpResourcesTool": SeedTool("ListMcpResourcesTool", False),
-    "LSP": SeedTool("Read", False, ("operation", "file_path", "filePath", "line", "character", "query")),
-    "Monitor": SeedTool("Bash", True, ("command", "ws", "description", "timeout_ms", "persistent")),
-    "NotebookEdit": SeedTool("Edit", True, ("notebook_path", "cell_id", "new_source", "cell_type",
-                                            "edit_mode")),
-    "PowerShell": SeedTool("PowerShell", True, ("command", "timeout", "description", "run_in_background")),
-    "PushNotification": SeedTool("PushNotification", False),
-    "Read": SeedTool("Read", False, ("file_path", "offset", "limit", "pages")),
-    "ReadMcpResourceTool": SeedTool("ReadMcpResourceTool", False),
-    "RemoteTrigger": SeedTool("RemoteTrigger", False),
-    "ReportFindings": SeedTool("ReportFindings", False),
-    "ScheduleWakeup": SeedTool("ScheduleWakeup", False),
-    "SendMessage": SeedTool("SendMessage", False),
-    "SendUserFile": SeedTool("SendUserFile", False),
-    "ShareOnboardingGuide": SeedTool("ShareOnboardingGuide", True),
-    "Skill": SeedTool("Skill", True, ("skill", "args")),
-    "TaskCreate": SeedTool("TaskCreate", False),
-    "TaskGet": SeedTool("TaskGet", False),
-    "TaskList": SeedTool("TaskList", False),
-    "TaskOutput": SeedTool("TaskOutput", False),
-    "TaskStop": SeedTool("TaskStop", False),
-    "TaskUpdate": SeedTool("TaskUpdate", False),
-    "TodoWrite": SeedTool("TodoWrite", False),
-    "ToolSearch": SeedTool("ToolSearch", False),
-    "WaitForMcpServers": SeedTool("WaitForMcpServers", False),
-    "WebFetch": SeedTool("WebFetch", True, ("url", "prompt")),
-    "WebSearch": SeedTool("WebSearch", True, ("query", "allowed_domains", "blocked_domains")),
-    "Workflow": SeedTool("Workflow", True),
-    "Write": SeedTool("Edit", True, ("file_path", "content")),
-    # Not in Fuxi Code's table but named by the tool inventory as members of a path family.
-    "ApplyPatch": SeedTool("Edit", True, ("patch", "input")),
-    "MultiEdit": SeedTool("Edit", True, ("file_path", "edits")),
-}
+def _load_table() -> dict[str, SeedTool]:
+    """The rows of ``tool_families.toml``, shipped beside this module as package data."""
+    import tomllib
+    from importlib import resources
+
+    text = resources.files(__package__).joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    return {
+        name: SeedTool(str(row["family"]), bool(row["requires_permission"]), tuple(row.get("fields", ())))
+        for name, row in tomllib.loads(text).items()
+    }
+
+
+#: Tools judged by name when they are not installed: one declarative table, kept as data.
+TABLE_FILE = "tool_families.toml"
+SEED_TOOLS: dict[str, SeedTool] = _load_table()
 
 _SEED_BY_KEY = {name_key(n): n for n in SEED_TOOLS}
 
@@ -107,7 +71,7 @@ def canonical_seed_name(name: str) -> str | None:
 
 
 def family_of(name: str, tool: Tool | None = None) -> str:
-    """The family a tool answers to: its explicit declaration, else the table above, else its name."""
+    """The family a tool answers to: its explicit declaration, else the seed table, else its name."""
     if tool is not None and tool.permission_family:
         return tool.permission_family
     seed = canonical_seed_name(tool.name if tool is not None else name)
@@ -122,7 +86,7 @@ def kind_of(family: str) -> Kind:
 
 
 def requires_permission(name: str, tool: Tool | None = None) -> bool:
-    """Whether a call asks by default: the tool's declaration, else the table above, else yes."""
+    """Whether a call asks by default: the tool's declaration, else the seed table, else yes."""
     if tool is not None:
         return tool.requires_permission
     seed = canonical_seed_name(name)

@@ -14,10 +14,12 @@ import importlib
 from typing import Any
 
 from pegboard_command_hooks.plugin import (
+    pegboard_close,
     permission_request,
     post_tool_use,
     post_tool_use_failure,
     pre_tool_use,
+    register_config_sections,
     session_end,
     session_start,
 )
@@ -53,10 +55,12 @@ __all__ = [
     "combine",
     "decision_json",
     "event_name",
+    "pegboard_close",
     "permission_request",
     "post_tool_use",
     "post_tool_use_failure",
     "pre_tool_use",
+    "register_config_sections",
     "run_event",
     "session_end",
     "session_start",

@@ -11,6 +11,7 @@ matchers of one event) runs once; every place it was found is kept for ``pegboar
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import ConfigLayer
-from pegboard.core.trust import untrusted_message
+from pydantic import Field, RootModel
+
+from pegboard import ConfigLayer, ConfigSection, StashKey, ToolContext
+from pegboard.trust import untrusted_message
 
 # Events Pegboard fires, the kernel hook that carries each, and what the matcher is tested on.
 EVENTS: dict[str, str] = {
@@ -41,6 +44,9 @@ SCOPE_ORDER = ("default", "user", "project", "project-local", "cli", "code", "ma
 HTTP_ALLOWLIST_KEY = "allowedHttpHookUrls"
 DISABLE_KEY = "disableAllHooks"
 MANAGED_ONLY_KEY = "allowManagedHooksOnly"
+
+#: Hook events of other products that Pegboard never fires: their handlers load but do not run.
+FOREIGN_EVENTS = ("UserPromptSubmit", "Notification", "Stop", "SubagentStop", "PreCompact", "PostCompact")
 
 
 def event_name(name: str) -> str:
@@ -266,3 +272,125 @@ def project_root(layers: Sequence[ConfigLayer], start: Path) -> Path:
         if (candidate / ".pegboard").is_dir() or (candidate / ".git").exists():
             return candidate
     return start
+
+
+# --------------------------------------------------------------------------- parsed config
+
+#: Handlers by event and the http allowlist, per loaded config object (configs are immutable
+#: once loaded), kept in the ``Pegboard``'s stash and dropped in ``pegboard_close``.
+Parsed = tuple[object, dict[str, list[Handler]], list[str]]
+PARSED: StashKey[dict[int, Parsed]] = StashKey("pegboard-command-hooks-parsed")
+PARSED_LIMIT = 16
+
+
+def _parse(layers: Sequence[ConfigLayer]) -> tuple[dict[str, list[Handler]], list[str]]:
+    by_event: dict[str, list[Handler]] = {}
+    for handler in collect_handlers(layers):
+        by_event.setdefault(handler.event, []).append(handler)
+    return by_event, http_allowlist(layers)
+
+
+def configured(ctx: ToolContext) -> tuple[dict[str, list[Handler]], list[str]]:
+    """Handlers by event and the http allowlist for the context's config."""
+    loaded = ctx.config
+    if loaded is None:
+        return {}, []
+    try:
+        stash = ctx.stash
+    except RuntimeError:  # a context built by hand: nothing to keep the parse in
+        return _parse(loaded.layers)
+    parsed = stash.setdefault(PARSED, {})
+    hit = parsed.get(id(loaded))
+    if hit is not None and hit[0] is loaded:
+        return hit[1], hit[2]
+    by_event, allow = _parse(loaded.layers)
+    if len(parsed) >= PARSED_LIMIT:
+        parsed.pop(next(iter(parsed)))
+    parsed[id(loaded)] = (loaded, by_event, allow)
+    return by_event, allow
+
+
+def has_handlers(ctx: ToolContext, event: str) -> bool:
+    return bool(configured(ctx)[0].get(event))
+
+
+# --------------------------------------------------------------------------- config sections
+
+
+class HooksSetting(RootModel[dict[str, list[dict[str, Any]]]]):
+    """``hooks``: event name -> matcher groups, each with its ``hooks`` handlers."""
+
+    root: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
+class UrlPatterns(RootModel[list[str]]):
+    """``allowedHttpHookUrls``: URL patterns http handlers may post to (``*`` is a wildcard)."""
+
+    root: list[str] = Field(default_factory=list)
+
+
+class Switch(RootModel[bool | None]):
+    """A switch that is unset, ``true`` or ``false``."""
+
+    root: bool | None = None
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    choices = list(choices)
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in choices}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def check_hooks(hooks: Any) -> tuple[list[str], list[str]]:
+    """Unknown event names and handler types: a typo there means a guard that never runs."""
+    errors: list[str] = []
+    warnings: list[str] = []
+    if not isinstance(hooks, Mapping):
+        return errors, warnings
+    for event, groups in hooks.items():
+        if event in FOREIGN_EVENTS:
+            warnings.append(f"hooks.{event}: Pegboard never fires {event!r}; these handlers do not run")
+        elif event not in EVENTS:
+            errors.append(
+                f"hooks.{event}: unknown hook event {event!r}{_suggest(event, EVENTS)} "
+                f"Pegboard fires {', '.join(EVENTS)}."
+            )
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks") if isinstance(group, Mapping) else None
+            for h, spec in enumerate(handlers if isinstance(handlers, list) else []):
+                kind = spec.get("type", "command") if isinstance(spec, Mapping) else None
+                at = f"hooks.{event}[{g}].hooks[{h}].type"
+                if kind in KNOWN_UNSUPPORTED_TYPES:
+                    warnings.append(f"{at}: handler type {kind!r} is not supported; this handler does not run")
+                elif kind not in HANDLER_TYPES:
+                    errors.append(
+                        f"{at}: unknown handler type {kind!r}{_suggest(str(kind), sorted(HANDLER_TYPES))} "
+                        f"Types: {', '.join(sorted(HANDLER_TYPES))}."
+                    )
+    return errors, warnings
+
+
+SECTIONS = (
+    ConfigSection("hooks", HooksSetting, description="hook handlers per event (commands, http)", check=check_hooks),
+    ConfigSection(
+        HTTP_ALLOWLIST_KEY,
+        UrlPatterns,
+        description="URLs http hook handlers may post to",
+        widening={"": "lets hooks send call data to more endpoints"},
+    ),
+    ConfigSection(
+        DISABLE_KEY,
+        Switch,
+        description="switch off every configured hook",
+        widening={"": "switches off every hook, the user's own included"},
+    ),
+    ConfigSection(
+        MANAGED_ONLY_KEY,
+        Switch,
+        description="run only the hooks of managed config",
+        widening={"": "switches off the user's own hooks"},
+    ),
+)

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pegboard import ConfigLayer, HookDecision, ToolCall, ToolContext
+from pegboard import HookDecision, ToolCall, ToolContext, rule_matches
 from pegboard_command_hooks.config import (
     TOOL_EVENTS,
     Handler,
-    collect_handlers,
-    http_allowlist,
+    configured,
     project_root,
     url_allowed,
 )
@@ -65,65 +64,13 @@ def decision_json(decision: HookDecision | None) -> dict[str, Any] | None:
     return data
 
 
-# --------------------------------------------------------------------------- config cache
-
-
-class _Cache:
-    """Parsed handlers per loaded config object (configs are immutable once loaded)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self.items: dict[int, tuple[object, dict[str, list[Handler]], list[str]]] = {}
-
-    def get(self, owner: object, layers: Sequence[ConfigLayer]) -> tuple[dict[str, list[Handler]], list[str]]:
-        hit = self.items.get(id(owner))
-        if hit is not None and hit[0] is owner:
-            return hit[1], hit[2]
-        by_event: dict[str, list[Handler]] = {}
-        for handler in collect_handlers(layers):
-            by_event.setdefault(handler.event, []).append(handler)
-        allow = http_allowlist(layers)
-        if len(self.items) >= self.size:
-            self.items.pop(next(iter(self.items)))
-        self.items[id(owner)] = (owner, by_event, allow)
-        return by_event, allow
-
-
-_cache = _Cache()
-
-
-def configured(ctx: ToolContext) -> tuple[dict[str, list[Handler]], list[str]]:
-    """Handlers by event and the http allowlist for the context's config."""
-    loaded = ctx.config
-    if loaded is None:
-        return {}, []
-    return _cache.get(loaded, loaded.layers)
-
-
-def has_handlers(ctx: ToolContext, event: str) -> bool:
-    return bool(configured(ctx)[0].get(event))
-
-
 # --------------------------------------------------------------------------- selection
-
-
-_engines: dict[tuple[str, str], Any] = {}
 
 
 def condition_matches(rule: str, call: ToolCall, ctx: ToolContext) -> bool:
     """Does the permission rule ``rule`` match the call? Undecidable means yes (run the hook)."""
     try:
-        from pegboard.core.permissions import PermissionEngine
-
-        key = (rule, str(ctx.cwd))
-        engine = _engines.get(key)
-        if engine is None:
-            layer = ConfigLayer("code", {"permissions": {"deny": [rule]}})
-            engine = PermissionEngine([layer], cwd=Path(ctx.cwd))
-            if len(_engines) > 256:
-                _engines.clear()
-            _engines[key] = engine
-        return bool(engine.check(call.name, call.input, call.tool).decision == "deny")
+        return rule_matches(rule, call.tool, call.input, ctx.cwd)
     except Exception:
         return True
 

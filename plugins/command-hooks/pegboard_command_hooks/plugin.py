@@ -7,14 +7,36 @@ loading the plugin costs ``pegboard tools`` and ``pegboard --help`` nothing.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from pegboard import HookDecision, PermissionDecision, ToolCall, ToolContext, ToolResult, hookimpl
+from pegboard import (
+    ConfigSectionRegister,
+    HookDecision,
+    PermissionDecision,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    hookimpl,
+)
+
+if TYPE_CHECKING:
+    from pegboard import Pegboard
+
+
+@hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    """``hooks`` and the switches around it, validated and covered by ``config validate``."""
+    from pegboard_command_hooks.config import SECTIONS
+
+    for section in SECTIONS:
+        register(section)
 
 
 @hookimpl
 async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
     """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
     if not has_handlers(context, "PreToolUse"):
@@ -26,7 +48,8 @@ async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | N
 @hookimpl
 async def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
     """``PermissionRequest`` handlers: may answer a call that would ask (allow or deny)."""
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
     if not has_handlers(context, "PermissionRequest"):
@@ -38,7 +61,8 @@ async def permission_request(call: ToolCall, decision: PermissionDecision, conte
 @hookimpl
 async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | None:
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload, tool_response
 
     if not has_handlers(context, "PostToolUse"):
@@ -52,7 +76,8 @@ async def post_tool_use_failure(call: ToolCall, error: BaseException, context: T
     """``PostToolUseFailure`` handlers: may add context to the error result."""
     import asyncio
 
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
     if not has_handlers(context, "PostToolUseFailure"):
@@ -75,7 +100,8 @@ def _session_context(context: ToolContext, session_id: str) -> ToolContext:
 @hookimpl
 async def session_start(session_id: str, source: str, context: ToolContext) -> HookDecision | None:
     """``SessionStart`` handlers (matcher tested on ``source``); plain stdout becomes context."""
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import common_fields
 
     if not has_handlers(context, "SessionStart"):
@@ -88,7 +114,8 @@ async def session_start(session_id: str, source: str, context: ToolContext) -> H
 @hookimpl
 async def session_end(session_id: str, reason: str, context: ToolContext) -> HookDecision | None:
     """``SessionEnd`` handlers (matcher tested on ``reason``); they cannot block."""
-    from pegboard_command_hooks.engine import has_handlers, run_event
+    from pegboard_command_hooks.config import has_handlers
+    from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import common_fields
 
     if not has_handlers(context, "SessionEnd"):
@@ -96,3 +123,11 @@ async def session_end(session_id: str, reason: str, context: ToolContext) -> Hoo
     context = _session_context(context, session_id)
     payload = {**common_fields("SessionEnd", context), "reason": reason}
     return (await run_event("SessionEnd", context, payload, match_value=reason)).decision
+
+
+@hookimpl
+def pegboard_close(pegboard: Pegboard) -> None:
+    """Drop the parsed hook config this plugin kept for ``pegboard``."""
+    from pegboard_command_hooks.config import PARSED
+
+    pegboard.stash.pop(PARSED, None)

@@ -22,6 +22,14 @@ log = logging.getLogger("pegboard.mcp.client")
 
 
 @hookimpl
+def register_config_sections(register: Any) -> None:
+    """``mcpServers``: validated here, so a typo in it is reported like one in any other key."""
+    from pegboard_mcp_client.settings import SECTION
+
+    register(SECTION)
+
+
+@hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
     """Start the connections of this Pegboard's servers and keep its registry in step."""
     from pegboard_mcp_client.settings import (
@@ -33,7 +41,8 @@ def pegboard_ready(pegboard: Pegboard) -> None:
         float_env,
     )
 
-    servers = configured_servers(pegboard.config.mcp_servers, pegboard.cwd, pegboard.env, pegboard.warnings)
+    configured = pegboard.settings("mcpServers").root
+    servers = configured_servers(configured, pegboard.cwd, pegboard.env, pegboard.warnings)
     for name in sorted(_untrusted_servers(pegboard) & set(servers)):
         del servers[name]
         pegboard.warnings.append(f"MCP server {name!r} not started: {_untrusted_reason(pegboard)}")
@@ -62,7 +71,7 @@ def pegboard_ready(pegboard: Pegboard) -> None:
     manager.wait(None, float_env(pegboard.env, STARTUP_WAIT_ENV, DEFAULT_STARTUP_WAIT))
     pegboard.add_tool_source(registrar.sync)
     pegboard.add_pending_tools(registrar.pending_reason)
-    registrar.sync()
+    pegboard.refresh()
     for name, state in sorted(manager.states.items()):
         if state.status in CONNECTING:
             pegboard.warnings.append(
@@ -98,7 +107,7 @@ def register_commands(cli: Any) -> None:
 
 
 def _project_root(pegboard: Pegboard) -> Path:
-    from pegboard.core.config import find_project_root
+    from pegboard import find_project_root
 
     return find_project_root(pegboard.cwd.resolve())
 
@@ -106,7 +115,7 @@ def _project_root(pegboard: Pegboard) -> Path:
 def _untrusted_servers(pegboard: Pegboard) -> set[str]:
     """Servers named by config the user has not trusted: an untrusted project's settings, and
     its ``.mcp.json``. Their commands would run on this machine, so they are not started."""
-    from pegboard.core.trust import is_trusted
+    from pegboard.trust import is_trusted
     from pegboard_mcp_client.settings import read_mcp_json
 
     names = {n for ly in pegboard.layers if not ly.trusted for n in (ly.data.get("mcpServers") or {})}
@@ -117,6 +126,6 @@ def _untrusted_servers(pegboard: Pegboard) -> set[str]:
 
 
 def _untrusted_reason(pegboard: Pegboard) -> str:
-    from pegboard.core.trust import untrusted_message
+    from pegboard.trust import untrusted_message
 
     return untrusted_message(_project_root(pegboard))

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from pegboard.core.cli.common import (
+from pegboard.cli import (
     config_options,
     emit_json,
     emit_result,
@@ -96,7 +96,7 @@ def call(
     target: str, input_text: str | None, config_files: tuple[Path, ...], cwd: Path | None, yes: bool, as_json: bool
 ) -> None:
     """Call TOOL of MCP server SERVER by their original names, through the whole pipeline."""
-    from pegboard.core.cli.call import make_approver
+    from pegboard.cli import make_approver
     from pegboard_mcp_client.tools import exposed_name
 
     server, sep, original = target.partition(".")

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pegboard import ImageBlock, TextBlock, ToolResult
-from pegboard.core.config import McpServerConfig
-from pegboard_mcp_client.settings import server_cwd
+from pegboard_mcp_client.settings import McpServerConfig, server_cwd
 
 log = logging.getLogger("pegboard.mcp.client")
 T = TypeVar("T")

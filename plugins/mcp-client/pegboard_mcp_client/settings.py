@@ -7,11 +7,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
 
-from pegboard.core.config import McpServerConfig, find_project_root
+from pegboard import ConfigSection, find_project_root
 
 MCP_JSON = ".mcp.json"
 STARTUP_WAIT_ENV = "PEGBOARD_MCP_STARTUP_WAIT"
@@ -19,6 +20,45 @@ DEFER_THRESHOLD_ENV = "PEGBOARD_MCP_DEFER_THRESHOLD"
 DEFAULT_STARTUP_WAIT = 5.0
 DEFAULT_DEFER_THRESHOLD = 40
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpServerConfig(BaseModel):
+    """One entry of ``mcpServers``: a stdio server (``command``, ``args``, ``env``, ``cwd``) or a
+    streamable-HTTP one (``url``, ``headers``). ``exposure`` says how its tools are offered:
+    ``direct`` (full definitions), ``deferred`` (by name until ToolSearch loads them), or unset
+    (deferred only when many MCP tools are connected). ``timeout`` limits each call in seconds."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, alias_generator=to_camel, validate_default=False)
+
+    type: Literal["stdio", "http", "streamable-http", "streamableHttp"] | None = None
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    disabled: bool = False
+    exposure: Literal["direct", "deferred"] | None = None
+    timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if not self.command and not self.url:
+            raise ValueError("an MCP server needs either 'command' (stdio) or 'url' (streamable HTTP)")
+        return self
+
+
+class McpServers(RootModel[dict[str, McpServerConfig]]):
+    """``mcpServers``: server name -> its settings."""
+
+    root: dict[str, McpServerConfig] = Field(default_factory=dict)
+
+
+SECTION = ConfigSection(
+    "mcpServers",
+    McpServers,
+    description="MCP servers whose tools become Pegboard tools (stdio or streamable HTTP)",
+)
 
 
 def expand(value: str, env: Mapping[str, str]) -> str:

@@ -114,12 +114,11 @@ class Registrar:
     def _register(self, state: ServerState, total: int) -> None:
         owner = OWNER_PREFIX + state.name
         self.pegboard.remove_tools(owner)
-        registry = self.pegboard.registry
         exposure = state.config.exposure
         deferred = exposure == "deferred" or (exposure is None and total > self.defer_threshold)
         mapping: dict[str, str] = {}
         for remote in state.tools:
-            exposed = tool_name(state.name, str(remote.get("name", "")), lambda n: registry.find(n) is not None)
+            exposed = tool_name(state.name, str(remote.get("name", "")), lambda n: self.pegboard.tool(n) is not None)
             try:
                 self.pegboard.add_tool(make_tool(self.manager, state, remote, exposed, deferred), owner=owner)
             except Exception as exc:  # a tool the kernel rejects is reported, the rest still register
@@ -222,7 +221,7 @@ async def wait_for_mcp_servers(input: WaitInput, ctx: ToolContext) -> ToolResult
     await manager.wait_async(input.servers, input.timeout)
     registrar = ctx.stash.get(REGISTRAR)
     if registrar is not None:
-        registrar.sync()
+        registrar.pegboard.refresh()
     servers = []
     lines = []
     for name in input.servers or list(manager.states):

@@ -293,7 +293,7 @@ class Bridge:
     def signature(self, client: Any = None) -> Any:
         """Changes when the client's tool list would change (tools registered, tools loaded)."""
         session = self.session_for(client)
-        return (len(self.pegboard.registry.tools), tuple(sorted(session.loaded_deferred())))
+        return (self.pegboard.tool_set_version, tuple(sorted(session.loaded_deferred())))
 
     async def call_tool(
         self,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pegboard.core.cli.common import config_options, mode_option, wait_mcp_env, wait_mcp_option
+from pegboard.cli import config_options, mode_option, wait_mcp_env, wait_mcp_option
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
 

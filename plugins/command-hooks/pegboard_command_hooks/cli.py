@@ -1,22 +1,23 @@
-"""``pegboard hooks list`` and ``pegboard hooks test``.
+"""``pegboard hooks list`` and ``pegboard hooks test``: the configured hooks, and a dry run.
 
-Configured hooks (the ``hooks`` key) are run by the ``pegboard-command-hooks`` plugin; this
-command uses it when it is installed and says so when it is not. In-process hooks are the
-``@hookimpl`` functions of loaded plugins.
+The plugin contributes these commands through entry-point group ``pegboard.commands``, so
+``pegboard hooks`` imports this module and nothing of the other plugins. In-process hooks
+are the ``@hookimpl`` functions of every loaded plugin; the configured ones are this
+plugin's ``Handler`` objects.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 from pydantic import BaseModel, ConfigDict
 
-from pegboard.core.cli.common import (
+from pegboard.cli import (
     EXIT_USAGE,
     config_options,
     emit_json,
@@ -26,8 +27,9 @@ from pegboard.core.cli.common import (
     parse_json_input,
     print_table,
 )
+from pegboard_command_hooks.config import EVENTS, TOOL_EVENTS, collect_handlers
 
-RUNNER_MODULE = "pegboard_command_hooks"
+PLUGIN_PACKAGE = __name__.split(".")[0]
 RUNTIME_HOOKS = (
     "pre_tool_use",
     "check_permission",
@@ -38,66 +40,18 @@ RUNTIME_HOOKS = (
     "session_start",
     "session_end",
 )
-EVENT_HOOKS = {
-    "PreToolUse": "pre_tool_use",
-    "PostToolUse": "post_tool_use",
-    "PostToolUseFailure": "post_tool_use_failure",
-    "PermissionRequest": "permission_request",
-    "SessionStart": "session_start",
-    "SessionEnd": "session_end",
-}
-TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest")
-
-
-def _runner() -> Any:
-    """The command-hooks plugin module, or ``None`` when it is not installed."""
-    try:
-        import pegboard_command_hooks
-    except ImportError:
-        return None
-    return pegboard_command_hooks
 
 
 def _is_runner(impl: Any) -> bool:
-    return str(getattr(impl.function, "__module__", "")).startswith(RUNNER_MODULE)
+    return str(getattr(impl.function, "__module__", "")).startswith(PLUGIN_PACKAGE)
 
 
 def _event(name: str) -> str:
     folded = name.replace("_", "").replace("-", "").lower()
-    for event in EVENT_HOOKS:
+    for event in EVENTS:
         if event.lower() == folded:
             return event
-    fail(f"unknown event {name!r}; choose one of {', '.join(EVENT_HOOKS)}", EXIT_USAGE)
-    raise AssertionError  # unreachable: fail exits
-
-
-def _configured(pb: Any) -> list[dict[str, Any]]:
-    """Every configured handler with its scope and file (a plain reading without the plugin)."""
-    runner = _runner()
-    if runner is not None:
-        return [h.to_json() for h in runner.collect_handlers(pb.layers)]
-    rows: list[dict[str, Any]] = []
-    for layer in pb.layers:
-        hooks = layer.data.get("hooks")
-        for event, groups in hooks.items() if isinstance(hooks, Mapping) else []:
-            for group in groups if isinstance(groups, list) else []:
-                for spec in group.get("hooks", []) if isinstance(group, Mapping) else []:
-                    if isinstance(spec, Mapping):
-                        rows.append(
-                            {
-                                "event": event,
-                                "matcher": group.get("matcher") or "",
-                                "type": spec.get("type", "command"),
-                                "handler": spec.get("url") or spec.get("command") or " ".join(spec.get("args", [])),
-                                "if": spec.get("if"),
-                                "timeout": spec.get("timeout"),
-                                "failClosed": spec.get("failClosed") is True,
-                                "sources": [{"scope": layer.scope, "path": str(layer.path) if layer.path else None}],
-                                "problem": "pegboard-command-hooks is not installed; this hook does not run",
-                                "spec": dict(spec),
-                            }
-                        )
-    return rows
+    fail(f"unknown event {name!r}; choose one of {', '.join(EVENTS)}", EXIT_USAGE)
 
 
 def _plugin_hooks(pb: Any) -> list[dict[str, Any]]:
@@ -109,7 +63,7 @@ def _plugin_hooks(pb: Any) -> list[dict[str, Any]]:
             "runs_config_hooks": _is_runner(impl),
         }
         for name in RUNTIME_HOOKS
-        for impl in pb.hooks.implementations(name)
+        for impl in pb.hook_implementations(name)
     ]
 
 
@@ -124,7 +78,7 @@ def command() -> None:
 def list_command(config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> None:
     """Every configured hook (with its scope and file) and every in-process plugin hook."""
     pb = load_pegboard(config_files, cwd)
-    configured = _configured(pb)
+    configured = [h.to_json() for h in collect_handlers(pb.layers)]
     plugins = _plugin_hooks(pb)
     runner_loaded = any(p["runs_config_hooks"] for p in plugins)
     warnings = []
@@ -176,7 +130,7 @@ async def _never(input: Any, ctx: Any) -> str:
 
 def _tool(pb: Any, name: str) -> Any:
     """The registered tool, or a stand-in accepting any input (hooks may target absent tools)."""
-    from pegboard.core.tools import Tool, ToolDefinitionError
+    from pegboard import Tool, ToolDefinitionError
 
     found = pb.tool(name)
     if found is not None:
@@ -211,10 +165,9 @@ async def _run_test(
     mode: str | None,
     session_id: str,
 ) -> dict[str, Any]:
-    from pegboard.core.awaitables import resolve
-    from pegboard.core.call import ToolCall
-    from pegboard.core.decisions import HookDecision, PermissionDecision
-    from pegboard.core.results import ToolResult, coerce_result
+    from pegboard import HookDecision, PermissionDecision, ToolCall, ToolResult
+    from pegboard_command_hooks.engine import run_event
+    from pegboard_command_hooks.protocol import combine
 
     ctx = pb.context(mode=mode, session_id=session_id, tool_use_id="toolu_hooks_test")
     call = None
@@ -223,7 +176,7 @@ async def _run_test(
         assert tool_name is not None
         call = ToolCall(_tool(pb, tool_name), dict(tool_input), requested_name=tool_name, tool_use_id=ctx.tool_use_id)
         kwargs["call"] = call
-    result: ToolResult = coerce_result(response) if response is not None else ToolResult.from_text("")
+    result: ToolResult = _as_result(response) if response is not None else ToolResult.from_text("")
     kwargs.update(
         result=result,
         error=RuntimeError(error_text),
@@ -231,22 +184,21 @@ async def _run_test(
         source=value,
         reason=value,
     )
-    runner = _runner()
     entries: list[dict[str, Any]] = []
     ordered: list[Any] = []
-    for impl in pb.hooks.implementations(EVENT_HOOKS[event]):
+    for impl in pb.hook_implementations(EVENTS[event]):
         if _is_runner(impl):
-            if runner is None:
-                continue
-            payload = _payload(runner, event, call, ctx, result, error_text, value)
-            report = await runner.run_event(event, ctx, payload, match_value=tool_name or value, call=call)
+            payload = _payload(event, call, ctx, result, error_text, value)
+            report = await run_event(event, ctx, payload, match_value=tool_name or value, call=call)
             for handler in report.handlers:
                 entries.append({"kind": handler.handler.type, **handler.to_json()})
             ordered.append(report.decision)
             continue
         entry: dict[str, Any] = {"kind": "plugin", "plugin": impl.plugin_name, "ran": True}
         try:
-            answer = await resolve(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
+            answer = impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+            if inspect.isawaitable(answer):
+                answer = await answer
         except Exception as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"
             answer = None
@@ -254,7 +206,7 @@ async def _run_test(
         entries.append(entry)
         if isinstance(answer, HookDecision):
             ordered.append(answer.model_copy(update={"source": answer.source or impl.plugin_name}))
-    combined = runner.combine(ordered) if runner is not None else _strongest(ordered)
+    combined = combine(ordered)
     out: dict[str, Any] = {
         "event": event,
         "tool": call.name if call else None,
@@ -262,8 +214,6 @@ async def _run_test(
         "handlers": entries,
         "combined": _decision_json(combined),
     }
-    if runner is None:
-        out["warnings"] = ["configured hooks were not run: the pegboard-command-hooks plugin is not installed"]
     if event == "PreToolUse" and call is not None and not (combined and combined.decision == "deny"):
         final_input = combined.updated_input if combined and combined.updated_input is not None else call.input
         permission = pb.check(call.name, final_input, mode=mode)
@@ -271,7 +221,18 @@ async def _run_test(
     return out
 
 
-def _payload(runner: Any, event: str, call: Any, ctx: Any, result: Any, error_text: str, value: str) -> dict[str, Any]:
+def _as_result(value: Any) -> Any:
+    """``--response`` as a result: text stays text, an object is the structured output."""
+    from pegboard import TextBlock, ToolResult
+
+    if isinstance(value, str):
+        return ToolResult.from_text(value)
+    if isinstance(value, dict):
+        return ToolResult(content=[TextBlock(text=json.dumps(value, ensure_ascii=False))], structured=value)
+    raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult, a str or a dict")
+
+
+def _payload(event: str, call: Any, ctx: Any, result: Any, error_text: str, value: str) -> dict[str, Any]:
     from pegboard_command_hooks.protocol import common_fields, tool_payload, tool_response
 
     if event == "PostToolUse":
@@ -282,12 +243,6 @@ def _payload(runner: Any, event: str, call: Any, ctx: Any, result: Any, error_te
         return dict(tool_payload(event, call, ctx))
     key = "source" if event == "SessionStart" else "reason"
     return {**common_fields(event, ctx), key: value}
-
-
-def _strongest(decisions: list[Any]) -> Any:
-    from pegboard.core.decisions import strongest_hook_decision
-
-    return strongest_hook_decision(d for d in decisions if d is not None)
 
 
 @command.command("test")
