@@ -61,7 +61,7 @@ MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024
 LINE_INDEX: StashKey[LineIndexCache] = StashKey("pegboard-read-line-index")
 
 PAGES_FORMS = '"3" (one page), "1-5" (a range), "2,4,7-9" (a list)'
-_PAGE_SPEC = re.compile(r"^\s*\d+\s*(?:-\s*\d+\s*)?(?:,\s*\d+\s*(?:-\s*\d+\s*)?)*$")
+_PAGE_SPEC = re.compile(r"[ \t]*[0-9]+[ \t]*(?:-[ \t]*[0-9]+[ \t]*)?(?:,[ \t]*[0-9]+[ \t]*(?:-[ \t]*[0-9]+[ \t]*)?)*")
 
 _MAGIC: list[tuple[bytes, str]] = [
     (b"\x7fELF", "ELF executable or shared library"),
@@ -377,10 +377,10 @@ def _image(path: Path, size: int, limits: ImageLimits, notes: list[dict[str, Any
 
 def parse_pages(spec: str, count: int) -> list[int] | str:
     """1-based page numbers from ``spec`` (``"3"``, ``"1-5"``, ``"2,4-6"``), or an error message."""
-    if not _PAGE_SPEC.match(spec):
+    if not _PAGE_SPEC.fullmatch(spec):
         return f"pages {spec!r} is not a valid page range; valid forms: {PAGES_FORMS}"
     pages: list[int] = []
-    for part in spec.replace(" ", "").split(","):
+    for part in re.sub(r"[ \t]", "", spec).split(","):
         first, _, last = part.partition("-")
         lo, hi = int(first), int(last or first)
         if lo < 1 or hi < lo:

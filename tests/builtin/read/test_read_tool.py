@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import pegboard_read
@@ -312,6 +312,9 @@ def test_bad_page_ranges_show_the_valid_forms(tmp_path: Path, pages: str) -> Non
 
 
 @given(st.text(max_size=20), st.integers(min_value=1, max_value=60))
+@example("0\x1f", 1)
+@example("1\n", 3)
+@example("\u0661", 3)
 def test_page_ranges_never_raise(spec: str, count: int) -> None:
     parsed = pegboard_read.parse_pages(spec, count)
     if isinstance(parsed, list):
