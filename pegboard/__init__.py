@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         load_config,
         user_config_dir,
     )
-    from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.decisions import HookDecision, PermissionDecision, PostToolUseDecision, PreToolUseDecision
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
     from pegboard.core.hostservices import (
         HostServiceError,
@@ -90,6 +90,8 @@ _EXPORTS = {
     "load_config": "pegboard.core.config",
     "HookDecision": "pegboard.core.decisions",
     "PermissionDecision": "pegboard.core.decisions",
+    "PreToolUseDecision": "pegboard.core.decisions",
+    "PostToolUseDecision": "pegboard.core.decisions",
     "ExecBackend": "pegboard.core.execution",
     "ExecError": "pegboard.core.execution",
     "ExecProcess": "pegboard.core.execution",
@@ -183,6 +185,8 @@ __all__ = [
     "PermissionUpdate",
     "PlanDecision",
     "PlanRequest",
+    "PostToolUseDecision",
+    "PreToolUseDecision",
     "Profile",
     "ProfileRegister",
     "ProviderPolicy",

@@ -70,7 +70,7 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
                 ctx, kind="bash", command=input.command, description=input.description or input.command[:80]
             )
         except (TaskError, ExecError, FileNotFoundError) as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+            return ToolResult.error(str(exc), error_kind="background_start_failed")
         text = f"Command running in background with ID: {record.id}. Output is being written to: {record.output_file}"
         return ToolResult.from_text(
             text,
@@ -94,7 +94,7 @@ async def bash(input: BashInput, ctx: ToolContext) -> ToolResult:
             ctx, input.command, settings=settings, timeout_s=settings.timeout_seconds(input.timeout)
         )
     except (ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
+        return ToolResult.error(f"could not start the command: {exc}", error_kind="spawn_failed")
     return shell_result(ctx, "Bash", input.command, outcome, start_cwd=start_cwd)
 
 

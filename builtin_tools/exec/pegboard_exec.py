@@ -94,7 +94,7 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
         try:
             outcome = await run_shell(ctx, input.command, settings=settings, timeout_s=timeout_s, pty=input.pty)
         except (ExecError, FileNotFoundError) as exc:
-            return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
+            return ToolResult.error(f"could not start the command: {exc}", error_kind="spawn_failed")
         result = shell_result(ctx, "exec", input.command, outcome, start_cwd=start_cwd)
         if result.structured is not None:
             result.structured["status"] = "failed" if result.is_error else "completed"
@@ -110,7 +110,7 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
             timeout_s=timeout_s,
         )
     except (TaskError, ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+        return ToolResult.error(str(exc), error_kind="background_start_failed")
     table = TaskTable.of(ctx)
     finished = False if input.background else await table.wait(record.id, yield_ms / 1000)
     current = table.get(record.id) or record

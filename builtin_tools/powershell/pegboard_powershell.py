@@ -90,14 +90,14 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
     conf = section(ctx, "tools.powershell")
     env = {**os.environ, **dict(ctx.env)}
     if not opted_in(env, conf):
-        return ToolResult.refusal(
-            "tool_error", "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
+        return ToolResult.error(
+            "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
             "FUXI_CODE_USE_POWERSHELL_TOOL=1) or tools.powershell.enabled = true", error_kind="not_enabled")
     if not input.command.strip():
         return ToolResult.refusal("invalid_input", "command is empty; give the command to run")
     pwsh, why = find_pwsh(env.get("PATH", ""))
     if pwsh is None:
-        return ToolResult.refusal("tool_error", why or "pwsh is not available", error_kind="unavailable")
+        return ToolResult.error(why or "pwsh is not available", error_kind="unavailable")
     settings = ShellSettings.load(ctx)
     start_cwd = shell_cwd(ctx, settings)
     try:
@@ -105,7 +105,7 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
                                        timeout_s=settings.timeout_seconds(input.timeout),
                                        respect_policy=respects_policy(env, conf))
     except (ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
+        return ToolResult.error(f"could not start the command: {exc}", error_kind="spawn_failed")
     return shell_result(ctx, "PowerShell", input.command, outcome, start_cwd=start_cwd)
 
 

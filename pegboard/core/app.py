@@ -8,10 +8,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pegboard.core.authorizer import Authorizer
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
 from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, load_layers
-from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_permission
+from pegboard.core.decisions import HookDecision, PermissionDecision
 from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
@@ -22,7 +23,7 @@ from pegboard.core.results import ToolResult
 from pegboard.core.session import Session, SessionError, SessionEvent, new_session_id, validate_session_id
 from pegboard.core.state import Stash
 from pegboard.core.store import MemorySessionStore, SessionRecord, SessionStore
-from pegboard.core.tools import Tool, ToolContext, name_key
+from pegboard.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from pegboard.core.permissions import PermissionEngine
@@ -89,7 +90,7 @@ class Pegboard:
             reverse=True,
         )
         self.stash = Stash()
-        self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
+        self._authorizer = Authorizer(self.layers, self.cwd, self.hooks)
         self._tool_sources: list[Callable[[], None]] = []
         self._pending_explainers: list[Callable[[str], str | None]] = []
         self._store: SessionStore | None = store
@@ -150,7 +151,16 @@ class Pegboard:
         """The call pipeline, built (and asyncio imported) on the first call."""
         from pegboard.core.pipeline import CallPipeline
 
-        return CallPipeline(self)
+        return CallPipeline(
+            registry=self.registry,
+            hooks=self.hooks,
+            authorizer=self._authorizer,
+            pending_reason=self.pending_reason,
+            plugins=self.plugins,
+            default_timeout=self.default_timeout,
+            secrets=self.secrets,
+            fallback_results=lambda: self._memory_session(None).results,
+        )
 
     # -- what is registered -------------------------------------------------------------------
     def tool(self, name: str) -> Tool | None:
@@ -332,26 +342,9 @@ class Pegboard:
     ) -> PermissionEngine:
         """The rule engine for one working directory and mode; ``session_rules`` are the rules
         a session remembered from approvals, added to the configured ones."""
-        rules = tuple(sorted((k, tuple(v)) for k, v in session_rules.items() if v)) if session_rules else ()
-        dirs = tuple(str(d) for d in additional_dirs) if additional_dirs else ()
-        key = (str(cwd or self.cwd), mode, dirs, str(home) if home else None, rules)
-        if key not in self._engines:
-            from pegboard.core.permissions import PermissionEngine
-
-            layers = list(self.layers)
-            if rules:
-                root = Path(cwd) if cwd is not None else self.cwd
-                layers.append(ConfigLayer("code", {"permissions": {k: list(v) for k, v in rules}}, root=root))
-            if len(self._engines) >= 256:
-                self._engines.clear()
-            self._engines[key] = PermissionEngine(
-                layers,
-                cwd=Path(cwd) if cwd is not None else self.cwd,
-                additional_dirs=[Path(d) for d in additional_dirs],
-                mode=mode,
-                home=Path(home) if home is not None else None,
-            )
-        return self._engines[key]
+        return self._authorizer.engine(
+            cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
+        )
 
     def check(
         self,
@@ -365,7 +358,7 @@ class Pegboard:
         session_rules: Mapping[str, Sequence[str]] | None = None,
     ) -> PermissionDecision:
         """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
-        engine = self.permission_engine(
+        engine = self._authorizer.engine(
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
         registered = self.tool(tool)
@@ -376,71 +369,7 @@ class Pegboard:
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
         call = ToolCall(registered, dict(tool_input), requested_name=tool)
-        return resolve_sync(self._combine_permission(decision, call, ctx, []))
-
-    async def decide_permission(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
-        engine = self.permission_engine(
-            cwd=ctx.cwd,
-            mode=ctx.mode,
-            additional_dirs=ctx.additional_dirs,
-            session_rules=ctx.session.session_rules() if ctx.session is not None else None,
-        )
-        from pegboard.core.permissions.subjects import check_call
-
-        decision = check_call(engine, call.name, call.input, call.tool)
-        if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
-            return narrowed
-        return await self._combine_permission(decision, call, ctx, errors)
-
-    def _rule_engine(self, behavior: str, rules: tuple[str, ...], cwd: Path) -> PermissionEngine:
-        key = ("rules", behavior, rules, str(cwd))
-        if key not in self._engines:
-            from pegboard.core.permissions import PermissionEngine
-
-            layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
-            self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default")
-        return self._engines[key]
-
-    def _subagent_call_rules(self, call: ToolCall, ctx: ToolContext) -> PermissionDecision | None:
-        """A subagent's ``Tool(specifier)`` list entries: a call matching a disallowed one is
-        denied; a tool its ``tools`` list names only with specifiers runs only as those."""
-        rules = ctx.call_rules
-        if not rules:
-            return None
-        deny = tuple(rules.get("deny", ()))
-        if deny:
-            hit = self._rule_engine("deny", deny, ctx.cwd).check(call.name, call.input, call.tool)
-            if hit.decision == "deny":
-                return PermissionDecision(
-                    decision="deny",
-                    rule=hit.rule,
-                    source=f"subagents.{ctx.subagent}.disallowedTools",
-                    reason=f"subagent {ctx.subagent!r} may not run {hit.rule}",
-                )
-        keys = {name_key(n) for n in (call.tool.family, call.tool.name, *call.tool.aliases)}
-        allow = tuple(r for r in rules.get("allow", ()) if name_key(r.split("(", 1)[0]) in keys)
-        if allow:
-            hit = self._rule_engine("allow", allow, ctx.cwd).check(call.name, call.input, call.tool)
-            if hit.decision != "allow" or hit.rule not in allow:
-                return PermissionDecision(
-                    decision="deny",
-                    source=f"subagents.{ctx.subagent}.tools",
-                    reason=f"subagent {ctx.subagent!r} may use {call.name} only as {', '.join(allow)}",
-                )
-        return None
-
-    async def _combine_permission(
-        self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]
-    ) -> PermissionDecision:
-        if not self.hooks.has("check_permission"):
-            return decision
-        opinions = [decision]
-        async for plugin, answer in self.hooks.each("check_permission", errors, call=call, context=ctx):
-            if isinstance(answer, PermissionDecision):
-                opinions.append(answer if answer.source else answer.model_copy(update={"source": plugin}))
-            else:
-                errors.append(HookError("check_permission", plugin, f"returned {type(answer).__name__}"))
-        return strongest_permission(opinions) or decision
+        return resolve_sync(self._authorizer.with_hooks(decision, call, ctx, []))
 
     # -- calls --------------------------------------------------------------------------------
     def context(
@@ -587,10 +516,10 @@ class Pegboard:
         """
         if self._store is None:
             errors: list[HookError] = []
-            answers = [a for _p, a in self.hooks.all_sync("session_store", errors, pegboard=self) if a is not None]
+            answer = self.hooks.first_sync("session_store", errors, pegboard=self)
             self.warnings.extend(f"plugin {e.plugin}: session_store failed: {e.error}" for e in errors)
-            if answers:
-                self._store = answers[0]
+            if answer is not None:
+                self._store = answer
             else:
                 from pegboard.core.sqlitestore import SQLiteSessionStore
                 from pegboard.core.store import STORE_FILE, default_data_dir

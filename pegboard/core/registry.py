@@ -36,6 +36,8 @@ class Registry:
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
     _keys: dict[str, str] = field(default_factory=dict)
     _key_owner: dict[str, str] = field(default_factory=dict)
+    #: changes whenever a tool is added or removed, so what depends on the tool set is cached
+    version: int = 0
 
     def check_tool(self, tool: Tool, owner: str) -> None:
         """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
@@ -58,6 +60,7 @@ class Registry:
         self.check_tool(tool, owner)
         self.tools[tool.name] = tool
         self.tool_owner[tool.name] = owner
+        self.version += 1
         for label in (tool.name, *tool.aliases):
             self._keys[name_key(label)] = tool.name
             self._key_owner[name_key(label)] = owner
@@ -66,6 +69,7 @@ class Registry:
 
     def remove_owner(self, owner: str) -> None:
         """Forget everything ``owner`` registered (a plugin that failed half-way)."""
+        self.version += 1
         for name in [n for n, o in self.tool_owner.items() if o == owner]:
             del self.tools[name]
             del self.tool_owner[name]

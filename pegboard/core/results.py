@@ -59,6 +59,15 @@ class ToolResult(BaseModel):
         """An error result carrying a stable reason code and a message that says how to fix it."""
         return cls(content=[TextBlock(text=message)], is_error=True, reason=str(reason), metadata=metadata)
 
+    @classmethod
+    def error(cls, message: str, **metadata: Any) -> ToolResult:
+        """A tool's own failure (reason ``tool_error``): what went wrong and how to go on.
+
+        ``error_kind="..."`` and other keywords land in ``metadata`` for hosts that react to
+        the kind of failure; the model reads ``message``.
+        """
+        return cls(content=[TextBlock(text=message)], is_error=True, reason=Reason.TOOL_ERROR.value, metadata=metadata)
+
     @property
     def text(self) -> str:
         """All text blocks joined by newlines."""
