@@ -20,7 +20,14 @@ from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDe
 from pegboard.core.projection import secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
-from pegboard.core.session import Session, SessionError, SessionEvent, new_session_id, validate_session_id
+from pegboard.core.session import (
+    Selection,
+    Session,
+    SessionError,
+    SessionEvent,
+    new_session_id,
+    validate_session_id,
+)
 from pegboard.core.state import Stash
 from pegboard.core.store import MemorySessionStore, SessionRecord, SessionStore
 from pegboard.core.tools import Tool, ToolContext
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
     from pegboard.core.pipeline import Approver, CallPipeline
 
 DEFAULT_MEMORY_SESSION = "default"
+NO_SELECTION = Selection()
 
 SESSION_EVENTS = ("session_start", "session_end")
 
@@ -100,6 +108,7 @@ class Pegboard:
         self._closed = False
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
+        self._registered_cache: tuple[int, Sequence[Tool]] = (-1, ())
         self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
@@ -222,9 +231,22 @@ class Pegboard:
         return self._catalog(self._policy_tools())
 
     def _policy_tools(self) -> list[PolicyTool]:
+        registered = self._registered()
+        return self._described(registered, tuple(t.unavailable_reason() for t in registered))
+
+    def _registered(self) -> Sequence[Tool]:
+        """The registered tools in catalog order, sorted once per state of the registry."""
+        version, tools = self._registered_cache
+        if version != self.registry.version:
+            tools = tuple(self.registry.sorted_tools())
+            self._registered_cache = (self.registry.version, tools)
+        return tools
+
+    @staticmethod
+    def _described(registered: Sequence[Tool], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
         return [
-            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, t.unavailable_reason())
-            for t in self.registry.sorted_tools()
+            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason)
+            for t, reason in zip(registered, unavailable, strict=True)
         ]
 
     def _catalog(self, tools: list[PolicyTool]) -> PolicyCatalog:
@@ -258,13 +280,14 @@ class Pegboard:
         """
         if self._tool_sources:
             self._sync_tool_sources()
-        tools = self._policy_tools()
-        key = (agent, provider, model, profile, subagent, tuple(tools))
+        registered = self._registered()
+        unavailable = tuple(t.unavailable_reason() for t in registered)
+        key = (agent, provider, model, profile, subagent, self.registry.version, unavailable)
         cached = self._policy_cache.get(key)
         if cached is None:
             cached = self._remove_denied_tools(
                 resolve_policy(
-                    self._catalog(tools),
+                    self._catalog(self._described(registered, unavailable)),
                     self.config,
                     provider=provider,
                     model=model,
@@ -420,9 +443,10 @@ class Pegboard:
             session = self._memory_session(session_id)
         except SessionError as exc:
             return ToolResult.refusal("invalid_input", str(exc))
-        from pegboard.core.session import Selection
-
-        selection = Selection(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
+        if agent is None and provider is None and model is None and profile is None and subagent is None:
+            selection = NO_SELECTION
+        else:
+            selection = Selection(agent=agent, provider=provider, model=model, profile=profile, subagent=subagent)
         return await self._run_call(
             session,
             name,
@@ -430,7 +454,7 @@ class Pegboard:
             selection=selection,
             cwd=Path(cwd) if cwd is not None else self.cwd,
             mode=mode,
-            additional_dirs=tuple(Path(d) for d in additional_dirs),
+            additional_dirs=tuple(Path(d) for d in additional_dirs) if additional_dirs else (),
             tool_use_id=tool_use_id,
             approver=approver,
         )
@@ -456,7 +480,7 @@ class Pegboard:
         name: str,
         tool_input: Any,
         *,
-        selection: Any,
+        selection: Selection,
         cwd: Path,
         mode: str | None,
         additional_dirs: Sequence[Path],
@@ -464,7 +488,13 @@ class Pegboard:
         approver: Approver | None,
     ) -> ToolResult:
         try:
-            policy = self.tools(**selection.as_kwargs())
+            policy = self.tools(
+                agent=selection.agent,
+                provider=selection.provider,
+                model=selection.model,
+                profile=selection.profile,
+                subagent=selection.subagent,
+            )
             enabled, why = self._call_sets(policy)
             ctx = self.context(
                 cwd=cwd,
@@ -567,6 +597,8 @@ class Pegboard:
             self.prune_sessions()
 
     def _memory_session(self, session_id: str | None = None) -> Session:
+        if session_id is None and (found := self._memory_sessions.get(DEFAULT_MEMORY_SESSION)) is not None:
+            return found
         sid = validate_session_id(session_id) if session_id is not None else DEFAULT_MEMORY_SESSION
         found = self._memory_sessions.get(sid)
         if found is None:

@@ -75,6 +75,8 @@ class CallState:
     notices: list[str] = field(default_factory=list)
     hook_decision: HookDecision | None = None
     permission: PermissionDecision | None = None
+    #: results a tool or hook handed over (maybe kept and reused by it): never changed in place
+    foreign: list[object] = field(default_factory=list)
 
 
 def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
@@ -104,6 +106,8 @@ def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]
 
 
 def validate_input(tool: Tool, raw: Any) -> BaseModel:
+    if type(raw) is dict and None not in raw.values():  # the common case: nothing to parse or drop
+        return _validated(tool, raw)
     if isinstance(raw, str | bytes):
         try:
             raw = json.loads(raw)
@@ -122,8 +126,12 @@ def validate_input(tool: Tool, raw: Any) -> BaseModel:
                 f"Input for {tool.name} must be a JSON object, got {type(raw).__name__}",
             )
         )
+    return _validated(tool, dict(raw))
+
+
+def _validated(tool: Tool, data: dict[str, Any]) -> BaseModel:
     try:
-        return tool.input_model.model_validate(dict(raw))
+        return tool.input_model.model_validate(data)
     except ValidationError as exc:
         raise CallRefused(ToolResult.refusal(Reason.INVALID_INPUT, describe_validation_error(tool, exc))) from None
     except (RecursionError, ValueError, TypeError) as exc:
@@ -442,6 +450,8 @@ class CallPipeline:
         try:
             async with asyncio.timeout(timeout):
                 value = await call.tool.run(model, ctx)
+            if isinstance(value, ToolResult):
+                state.foreign.append(value)
             return coerce_result(value)
         except TimeoutError as exc:
             result = ToolResult.refusal(
@@ -474,6 +484,7 @@ class CallPipeline:
             "post_tool_use", state.hook_errors, call=call, result=result, context=ctx
         ):
             if isinstance(answer, ToolResult):
+                state.foreign.append(answer)
                 result = answer
                 continue
             decision = self._hook_decision(answer, plugin, "post_tool_use", state)
@@ -482,6 +493,7 @@ class CallPipeline:
             self._collect(decision, state)
             if decision.updated_output is not None:
                 try:
+                    state.foreign.append(decision.updated_output)
                     result = coerce_result(decision.updated_output)
                 except TypeError as exc:
                     state.hook_errors.append(HookError("post_tool_use", plugin, f"invalid updated_output: {exc}"))
@@ -571,7 +583,10 @@ class CallPipeline:
             extra["permission"] = state.permission.to_json()
         if not extra:
             return result
-        return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+        if any(result is f for f in state.foreign):
+            return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+        result.metadata = {**result.metadata, **extra}
+        return result
 
 
 def with_hook_opinion(decision: PermissionDecision, hook: HookDecision | None) -> PermissionDecision:
