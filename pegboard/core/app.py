@@ -71,16 +71,16 @@ class Pegboard:
 
         layers, trust_notices = only_narrowing(layers)
         loaded = load_layers(layers)
-        self.loaded_config = loaded
+        self._loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
         self.warnings: list[str] = list(loaded.warnings) + trust_notices
-        self.default_timeout = default_timeout
-        self.pm = new_plugin_manager()
+        self._default_timeout = default_timeout
+        self._pm = new_plugin_manager()
         self.registry = Registry()
-        self.hooks = HookRunner(self.pm)
+        self.hooks = HookRunner(self._pm)
         loader = PluginLoader(
-            self.pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
+            self._pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
         )
         if load_entrypoints:
             loader.load_entry_points()
@@ -126,7 +126,7 @@ class Pegboard:
         narrowed, notices = only_narrowing(self.layers, sections)
         if notices:
             loaded = load_layers(narrowed)
-            self.loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
             self.warnings.extend(notices)
         errors, section_warnings = section_problems(self.layers, sections)
         if errors:
@@ -138,7 +138,7 @@ class Pegboard:
             if match is None or not covered_by(match.group(1), sections):
                 kept.append(warning)
         self.warnings = kept + section_warnings
-        self.loaded_config.warnings = [w for w in self.loaded_config.warnings if w in kept] + section_warnings
+        self._loaded_config.warnings = [w for w in self._loaded_config.warnings if w in kept] + section_warnings
 
     def settings(self, key: str) -> Any:
         """The merged, validated value of the config section ``key`` (its model's defaults
@@ -156,7 +156,7 @@ class Pegboard:
         return self._settings[key]
 
     @cached_property
-    def pipeline(self) -> CallPipeline:
+    def _pipeline(self) -> CallPipeline:
         """The call pipeline, built (and asyncio imported) on the first call."""
         from pegboard.core.pipeline import CallPipeline
 
@@ -164,9 +164,9 @@ class Pegboard:
             registry=self.registry,
             hooks=self.hooks,
             authorizer=self._authorizer,
-            pending_reason=self.pending_reason,
+            pending_reason=self._pending_reason,
             plugins=self.plugins,
-            default_timeout=self.default_timeout,
+            default_timeout=self._default_timeout,
             secrets=self.secrets,
             fallback_results=lambda: self._memory_session(None).results,
         )
@@ -197,7 +197,7 @@ class Pegboard:
         as ``unavailable`` with that reason instead of ``unknown_tool``."""
         self._pending_explainers.append(explain)
 
-    def pending_reason(self, name: str) -> str | None:
+    def _pending_reason(self, name: str) -> str | None:
         """The first reason an explainer gives for the unregistered tool ``name``, if any."""
         for explain in self._pending_explainers:
             try:
@@ -225,7 +225,8 @@ class Pegboard:
                 if message not in self.warnings:
                     self.warnings.append(message)
 
-    def catalog(self) -> PolicyCatalog:
+    def _catalog_now(self) -> PolicyCatalog:
+        """Everything registered, with tool sources brought up to date, as the policy sees it."""
         if self._tool_sources:
             self._sync_tool_sources()
         return self._catalog(self._policy_tools())
@@ -304,7 +305,7 @@ class Pegboard:
     def _remove_denied_tools(self, result: PolicyResult) -> PolicyResult:
         if not self.config.permissions.deny:
             return result
-        engine = self.permission_engine()
+        engine = self._permission_engine()
         removed: dict[str, ToolDecision] = {}
         for name in result.enabled:
             verdict = engine.tool_denied(name, self.registry.find(name))
@@ -354,7 +355,7 @@ class Pegboard:
         return render_prompt(self, **selection)
 
     # -- permissions --------------------------------------------------------------------------
-    def permission_engine(
+    def _permission_engine(
         self,
         *,
         cwd: Path | str | None = None,
@@ -411,7 +412,7 @@ class Pegboard:
             mode=mode or perms.default_mode or "default",
             additional_dirs=tuple(Path(d).expanduser() for d in dirs) if dirs else (),
             env=self.env,
-            config=self.loaded_config,
+            config=self._loaded_config,
             project_dir=self.cwd,
             _pegboard=self,
             **fields,
@@ -512,7 +513,7 @@ class Pegboard:
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
-        return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
+        return await self._pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
 
     def _call_sets(self, policy: PolicyResult) -> tuple[set[str], dict[str, str]]:
         """The enabled names and the reasons for disabled ones, built once per cached policy."""
@@ -559,7 +560,7 @@ class Pegboard:
                 self._store = sqlite
         return self._store
 
-    def retention_seconds(self) -> float:
+    def _retention_seconds(self) -> float:
         """How long an untouched session is kept (``sessions.retentionDays``, default 30 days)."""
         return float(self.config.sessions.retention_days) * 86400.0
 
@@ -570,7 +571,7 @@ class Pegboard:
 
         from pegboard.core.store import default_data_dir
 
-        age = self.retention_seconds() if older_than is None else older_than
+        age = self._retention_seconds() if older_than is None else older_than
         cutoff = (time.time() if now is None else now) - age
         removed: list[str] = []
         store = self.session_store

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from pegboard.core.call import ToolCall
+from pegboard.core.call import Approver, ToolCall
 from pegboard.core.decisions import (
     HookDecision,
     PermissionDecision,
@@ -43,12 +43,6 @@ if TYPE_CHECKING:
     from pegboard.core.plugins import PluginInfo
     from pegboard.core.registry import Registry
 
-#: The host's answer to an "ask": ``True`` / ``False``, ``None`` (cannot ask), or a
-#: ``PermissionUpdate`` ("allow, and remember this rule for the session").
-Approver = Callable[
-    [ToolCall, PermissionDecision],
-    "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
-]
 #: the hooks that receive a call's input and so could change it in place
 INPUT_HOOKS = ("pre_tool_use", "check_permission", "permission_request", "request_approval")
 #: hooks that answer before the tool ran (no output to replace) and after it (input used)
