@@ -7,7 +7,7 @@ session remembered; a subagent's ``Tool(specifier)`` entries get small engines o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ class Authorizer:
         self.cwd = cwd
         self.hooks = hooks
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
+        self._check_call: Callable[..., PermissionDecision] | None = None
 
     def engine(
         self,
@@ -79,9 +80,11 @@ class Authorizer:
     async def decide(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
         """The rules' answer; a subagent's call rules may narrow it, ``check_permission`` hooks
         may make it stricter (the strongest opinion wins)."""
-        from pegboard.core.permissions.subjects import check_call
+        if self._check_call is None:  # imported on the first call: listing tools never loads the engine
+            from pegboard.core.permissions.subjects import check_call
 
-        decision = check_call(self.engine_for(ctx), call.name, call.input, call.tool)
+            self._check_call = check_call
+        decision = self._check_call(self.engine_for(ctx), call.name, call.input, call.tool)
         if (narrowed := self.subagent_decision(call, ctx)) is not None:
             return narrowed
         return await self.with_hooks(decision, call, ctx, errors)

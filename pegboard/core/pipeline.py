@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from pegboard.core.call import Approver, ToolCall
+from pegboard.core.deadlines import Deadlines
 from pegboard.core.decisions import (
     HookDecision,
     PermissionDecision,
@@ -193,6 +194,7 @@ class CallPipeline:
         self.secrets = list(secrets)
         self.fallback_results = fallback_results
         self._readers: tuple[int, list[Tool]] = (-1, [])
+        self.deadlines = Deadlines()
 
     async def run(
         self,
@@ -442,8 +444,7 @@ class CallPipeline:
         if ctx.session is not None and ctx.session.has_readers():
             await asyncio.sleep(0)  # let events() readers take call_started before the tool runs
         try:
-            async with asyncio.timeout(timeout):
-                value = await call.tool.run(model, ctx)
+            value = await self._run_within(call, model, ctx, timeout)
             if isinstance(value, ToolResult):
                 state.foreign.append(value)
             return coerce_result(value)
@@ -457,6 +458,21 @@ class CallPipeline:
         except Exception as exc:
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}")
             return await self.failure(call, exc, result, ctx, state)
+
+    async def _run_within(self, call: ToolCall, model: BaseModel, ctx: ToolContext, timeout: float) -> object:
+        """The tool's own run, cancelled after ``timeout`` seconds (then ``TimeoutError``)."""
+        limit = self.deadlines.start(timeout)
+        try:
+            value = await call.tool.run(model, ctx)
+        except asyncio.CancelledError:
+            if self.deadlines.end(limit):
+                raise TimeoutError from None
+            raise
+        except BaseException:
+            self.deadlines.end(limit)
+            raise
+        self.deadlines.end(limit)
+        return value
 
     async def failure(
         self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState

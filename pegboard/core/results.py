@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -85,8 +86,6 @@ class ToolResult(BaseModel):
 
 
 def _jsonable(value: Any) -> Any:
-    import json
-
     try:
         return json.loads(json.dumps(value, default=str))
     except (TypeError, ValueError):
@@ -98,8 +97,6 @@ def coerce_result(value: object) -> ToolResult:
 
     A string becomes a text block; a dict becomes a structured value with its JSON as text.
     """
-    import json
-
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):
