@@ -29,7 +29,7 @@ class HookRunner:
     Order: ``tryfirst`` implementations, then the rest in registration order, then
     ``trylast`` ones. Deterministic, so rewrites by several hooks always compose the same way.
     The order of each hook is worked out once per set of registered plugins (the plugin
-    manager's ``generation``), so a hook nobody implements costs one dictionary lookup.
+    manager says when it changes), so a hook nobody implements costs one dictionary lookup.
 
     :meth:`first` serves the hooks declared ``firstresult=True`` (one answer wins),
     :meth:`each` and :meth:`all` the others; asking the wrong way is a ``TypeError``, so a call
@@ -38,18 +38,17 @@ class HookRunner:
 
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
-        self._generation: object = None
         self._order: dict[str, list[Any]] = {}
+        listeners = getattr(pm, "on_change", None)
+        self._cached = listeners is not None  # else nothing says when the plugins change
+        if listeners is not None:
+            listeners.append(self._order.clear)
 
     def implementations(self, hook_name: str) -> list[Any]:
-        generation = getattr(self.pm, "generation", None)
-        if generation is None or generation != self._generation:
-            self._order = {}
-            self._generation = generation
         found = self._order.get(hook_name)
         if found is None:
             found = self._ordered(hook_name)
-            if generation is not None:
+            if self._cached:
                 self._order[hook_name] = found
         return found
 

@@ -57,24 +57,28 @@ class PluginInfo:
 
 
 class PluginManager(pluggy.PluginManager):
-    """pluggy's manager, counting changes to the registered plugins in ``generation`` so
-    that the hook runner works out each hook's implementations once per set of plugins."""
+    """pluggy's manager, telling ``on_change`` listeners when the registered plugins change,
+    so that the hook runner works out each hook's implementations once per set of plugins."""
 
     def __init__(self, project_name: str) -> None:
         super().__init__(project_name)
-        self.generation = 0
+        self.on_change: list[Callable[[], None]] = []
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         try:
             return super().register(plugin, name)
         finally:
-            self.generation += 1
+            self._changed()
 
     def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
         try:
             return super().unregister(plugin, name)
         finally:
-            self.generation += 1
+            self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.on_change:
+            listener()
 
 
 def new_plugin_manager() -> PluginManager:
