@@ -94,8 +94,8 @@ async def hook_steps(pb: Pegboard, calls: int, rounds: int) -> float:
         started = time.perf_counter()
         for _ in range(calls):
             state, call = CallState(), ToolCall(found, {"text": "hi"})
-            await pb.pipeline.pre_tool_use(call, model, ctx, state)
-            await pb.pipeline.post_tool_use(call, result, ctx, state)
+            await pb._pipeline.pre_tool_use(call, model, ctx, state)
+            await pb._pipeline.post_tool_use(call, result, ctx, state)
         samples.append((time.perf_counter() - started) / calls)
     return statistics.median(samples[1:])
 

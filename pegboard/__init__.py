@@ -2,29 +2,34 @@
 
 The public API a harness builder or plugin author relies on. Everything under
 ``pegboard.core`` is private implementation. Names load on first use, so that
-``pegboard --help`` starts as fast as the interpreter.
+``pegboard --help`` starts as fast as the interpreter; each one reports itself as
+``pegboard.<name>`` (its ``__module__``), which is where it is documented and imported from.
 """
 
+# ruff: noqa: F401  (the imports under TYPE_CHECKING are the re-exports type checkers see)
 from __future__ import annotations
 
 import importlib
+from types import FunctionType
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the two equal)
     from pegboard.core.app import Pegboard
-    from pegboard.core.call import ToolCall
+    from pegboard.core.call import Approver, ToolCall
     from pegboard.core.config import (
         ConfigError,
         ConfigLayer,
+        LoadedConfig,
         PegboardConfig,
         find_project_root,
         load_config,
         user_config_dir,
     )
     from pegboard.core.configcheck import config_problem
-    from pegboard.core.decisions import HookDecision, PermissionDecision
-    from pegboard.core.deferred import deferred_tools_note
+    from pegboard.core.decisions import HookDecision, PermissionDecision, PostToolUseDecision, PreToolUseDecision
+    from pegboard.core.deferred import DeferredTools, deferred_tools_note
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
+    from pegboard.core.hookrunner import HookError
     from pegboard.core.hostservices import (
         HostServiceError,
         MessageDelivery,
@@ -42,6 +47,8 @@ if TYPE_CHECKING:
     )
     from pegboard.core.markers import hookimpl, hookspec
     from pegboard.core.pathnames import InvalidPathError, resolve_path
+    from pegboard.core.plugins import PluginInfo
+    from pegboard.core.policy import PolicyResult, ToolDecision
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.redaction import redact
     from pegboard.core.registration import (
@@ -51,6 +58,7 @@ if TYPE_CHECKING:
         ProviderPolicyRegister,
         ToolRegister,
     )
+    from pegboard.core.registry import RegistrationConflict
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
     from pegboard.core.rulematch import rule_matches
     from pegboard.core.sections import ConfigSection
@@ -80,181 +88,143 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "redact": "pegboard.core.redaction",
-    "rule_matches": "pegboard.core.rulematch",
-    "default_data_dir": "pegboard.core.store",
-    "find_project_root": "pegboard.core.config",
-    "user_config_dir": "pegboard.core.config",
-    "is_trusted": "pegboard.core.trust",
-    "Pegboard": "pegboard.core.app",
-    "ToolCall": "pegboard.core.call",
-    "ConfigError": "pegboard.core.config",
-    "ConfigLayer": "pegboard.core.config",
-    "PegboardConfig": "pegboard.core.config",
-    "load_config": "pegboard.core.config",
-    "config_problem": "pegboard.core.configcheck",
-    "HookDecision": "pegboard.core.decisions",
-    "deferred_tools_note": "pegboard.core.deferred",
-    "PermissionDecision": "pegboard.core.decisions",
-    "ExecBackend": "pegboard.core.execution",
-    "ExecError": "pegboard.core.execution",
-    "ExecProcess": "pegboard.core.execution",
-    "HostServiceError": "pegboard.core.hostservices",
-    "MessageDelivery": "pegboard.core.hostservices",
-    "PlanDecision": "pegboard.core.hostservices",
-    "PlanRequest": "pegboard.core.hostservices",
-    "Question": "pegboard.core.hostservices",
-    "QuestionOption": "pegboard.core.hostservices",
-    "QuestionRequest": "pegboard.core.hostservices",
-    "SubagentRequest": "pegboard.core.hostservices",
-    "SystemClock": "pegboard.core.hostservices",
-    "ask_host": "pegboard.core.hostservices",
-    "has_host_service": "pegboard.core.hostservices",
-    "host_service_reason": "pegboard.core.hostservices",
-    "unavailable_without": "pegboard.core.hostservices",
-    "hookimpl": "pegboard.core.markers",
-    "hookspec": "pegboard.core.markers",
-    "InvalidPathError": "pegboard.core.pathnames",
-    "resolve_path": "pegboard.core.pathnames",
-    "ProviderPolicy": "pegboard.core.providers",
-    "GroupRegister": "pegboard.core.registration",
-    "ProfileRegister": "pegboard.core.registration",
-    "ProviderPolicyRegister": "pegboard.core.registration",
-    "ToolRegister": "pegboard.core.registration",
-    "PermissionUpdate": "pegboard.core.session",
-    "Selection": "pegboard.core.session",
-    "Session": "pegboard.core.session",
-    "SessionError": "pegboard.core.session",
-    "SessionEvent": "pegboard.core.session",
-    "SessionResults": "pegboard.core.session",
-    "validate_session_id": "pegboard.core.session",
-    "MapKey": "pegboard.core.state",
-    "SessionKey": "pegboard.core.state",
-    "SessionState": "pegboard.core.state",
-    "SlotMap": "pegboard.core.state",
-    "Stash": "pegboard.core.state",
-    "StashKey": "pegboard.core.state",
-    "MemorySessionStore": "pegboard.core.store",
-    "SessionRecord": "pegboard.core.store",
-    "SessionStore": "pegboard.core.store",
-    "SessionStoreError": "pegboard.core.store",
-    "SQLiteSessionStore": "pegboard.core.sqlitestore",
-    "StoredResult": "pegboard.core.store",
-    "Subjects": "pegboard.core.tools",
-    "ToolPermissions": "pegboard.core.tools",
-    "ConfigSection": "pegboard.core.sections",
-    "CompletionError": "pegboard.core.services",
-    "CompletionRequest": "pegboard.core.services",
-    "has_completion": "pegboard.core.services",
-    "request_completion": "pegboard.core.services",
-    "ConfigSectionRegister": "pegboard.core.registration",
-    "ImageBlock": "pegboard.core.results",
-    "Reason": "pegboard.core.results",
-    "TextBlock": "pegboard.core.results",
-    "ToolResult": "pegboard.core.results",
-    "Profile": "pegboard.core.tools",
-    "Tool": "pegboard.core.tools",
-    "ToolContext": "pegboard.core.tools",
-    "ToolDefinitionError": "pegboard.core.tools",
-    "tool": "pegboard.core.tools",
-    "InvalidHostError": "pegboard.core.urls",
-    "InvalidUrlError": "pegboard.core.urls",
-    "ParsedUrl": "pegboard.core.urls",
-    "parse_url": "pegboard.core.urls",
+#: Every public name, by the private module that defines it: the one list of the API.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "pegboard.core.app": ("Pegboard",),
+    "pegboard.core.call": (
+        "Approver",
+        "ToolCall",
+    ),
+    "pegboard.core.config": (
+        "ConfigError",
+        "ConfigLayer",
+        "find_project_root",
+        "load_config",
+        "LoadedConfig",
+        "PegboardConfig",
+        "user_config_dir",
+    ),
+    "pegboard.core.decisions": (
+        "HookDecision",
+        "PermissionDecision",
+        "PostToolUseDecision",
+        "PreToolUseDecision",
+    ),
+    "pegboard.core.configcheck": ("config_problem",),
+    "pegboard.core.deferred": ("DeferredTools", "deferred_tools_note"),
+    "pegboard.core.execution": (
+        "ExecBackend",
+        "ExecError",
+        "ExecProcess",
+    ),
+    "pegboard.core.hookrunner": ("HookError",),
+    "pegboard.core.hostservices": (
+        "ask_host",
+        "has_host_service",
+        "host_service_reason",
+        "HostServiceError",
+        "MessageDelivery",
+        "PlanDecision",
+        "PlanRequest",
+        "Question",
+        "QuestionOption",
+        "QuestionRequest",
+        "SubagentRequest",
+        "SystemClock",
+        "unavailable_without",
+    ),
+    "pegboard.core.markers": (
+        "hookimpl",
+        "hookspec",
+    ),
+    "pegboard.core.pathnames": (
+        "InvalidPathError",
+        "resolve_path",
+    ),
+    "pegboard.core.plugins": ("PluginInfo",),
+    "pegboard.core.policy": (
+        "PolicyResult",
+        "ToolDecision",
+    ),
+    "pegboard.core.providers": ("ProviderPolicy",),
+    "pegboard.core.redaction": ("redact",),
+    "pegboard.core.registration": (
+        "ConfigSectionRegister",
+        "GroupRegister",
+        "ProfileRegister",
+        "ProviderPolicyRegister",
+        "ToolRegister",
+    ),
+    "pegboard.core.registry": ("RegistrationConflict",),
+    "pegboard.core.rulematch": ("rule_matches",),
+    "pegboard.core.results": (
+        "ImageBlock",
+        "Reason",
+        "TextBlock",
+        "ToolResult",
+    ),
+    "pegboard.core.sections": ("ConfigSection",),
+    "pegboard.core.services": (
+        "CompletionError",
+        "CompletionRequest",
+        "has_completion",
+        "request_completion",
+    ),
+    "pegboard.core.session": (
+        "PermissionUpdate",
+        "Selection",
+        "Session",
+        "SessionError",
+        "SessionEvent",
+        "SessionResults",
+        "validate_session_id",
+    ),
+    "pegboard.core.sqlitestore": ("SQLiteSessionStore",),
+    "pegboard.core.state": (
+        "MapKey",
+        "SessionKey",
+        "SessionState",
+        "SlotMap",
+        "Stash",
+        "StashKey",
+    ),
+    "pegboard.core.store": (
+        "default_data_dir",
+        "MemorySessionStore",
+        "SessionRecord",
+        "SessionStore",
+        "SessionStoreError",
+        "StoredResult",
+    ),
+    "pegboard.core.tools": (
+        "Profile",
+        "Subjects",
+        "Tool",
+        "tool",
+        "ToolContext",
+        "ToolDefinitionError",
+        "ToolPermissions",
+    ),
+    "pegboard.core.trust": ("is_trusted",),
+    "pegboard.core.urls": (
+        "InvalidHostError",
+        "InvalidUrlError",
+        "parse_url",
+        "ParsedUrl",
+    ),
 }
+_HOME = {name: module for module, names in _PUBLIC.items() for name in names}
 
-__all__ = [
-    "CompletionError",
-    "CompletionRequest",
-    "ConfigError",
-    "ConfigLayer",
-    "ConfigSection",
-    "ConfigSectionRegister",
-    "ExecBackend",
-    "ExecError",
-    "ExecProcess",
-    "GroupRegister",
-    "HookDecision",
-    "HostServiceError",
-    "ImageBlock",
-    "InvalidHostError",
-    "InvalidPathError",
-    "InvalidUrlError",
-    "MapKey",
-    "MemorySessionStore",
-    "MessageDelivery",
-    "ParsedUrl",
-    "Pegboard",
-    "PegboardConfig",
-    "PermissionDecision",
-    "PermissionUpdate",
-    "PlanDecision",
-    "PlanRequest",
-    "Profile",
-    "ProfileRegister",
-    "ProviderPolicy",
-    "ProviderPolicyRegister",
-    "Question",
-    "QuestionOption",
-    "QuestionRequest",
-    "Reason",
-    "SQLiteSessionStore",
-    "Selection",
-    "Session",
-    "SessionError",
-    "SessionEvent",
-    "SessionKey",
-    "SessionRecord",
-    "SessionResults",
-    "SessionState",
-    "SessionStore",
-    "SessionStoreError",
-    "SlotMap",
-    "Stash",
-    "StashKey",
-    "StoredResult",
-    "SubagentRequest",
-    "Subjects",
-    "SystemClock",
-    "TextBlock",
-    "Tool",
-    "ToolCall",
-    "ToolContext",
-    "ToolDefinitionError",
-    "ToolPermissions",
-    "ToolRegister",
-    "ToolResult",
-    "__version__",
-    "ask_host",
-    "config_problem",
-    "default_data_dir",
-    "deferred_tools_note",
-    "find_project_root",
-    "has_completion",
-    "has_host_service",
-    "hookimpl",
-    "hookspec",
-    "host_service_reason",
-    "is_trusted",
-    "load_config",
-    "parse_url",
-    "redact",
-    "request_completion",
-    "resolve_path",
-    "rule_matches",
-    "tool",
-    "unavailable_without",
-    "user_config_dir",
-    "validate_session_id",
-]
+__all__ = sorted([*_HOME, "__version__"])
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module = _HOME.get(name)
     if module is None:
         raise AttributeError(f"module 'pegboard' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if isinstance(value, type | FunctionType):  # not aliases (Approver) or marker objects
+        value.__module__ = __name__
     globals()[name] = value
     return value
 

@@ -8,6 +8,11 @@ kernel awaits what it gets. Hooks have no prefix.
 Per-call hooks run one implementation at a time, in registration order, each in isolation:
 an implementation that raises is reported in the call's result metadata (``hook_errors``)
 and treated as "no opinion"; it never crashes the host.
+
+A hook declared ``firstresult=True`` takes the first non-``None`` answer (later
+implementations are not called); every other hook calls all implementations and uses every
+answer. Hook wrappers (``hookwrapper=True`` or ``wrapper=True``) are refused: the plugin
+fails to load with an error naming it and the hook.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ if TYPE_CHECKING:
 
     from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
-    from pegboard.core.decisions import HookDecision, PermissionDecision
+    from pegboard.core.decisions import AnyHookDecision, HookDecision, PermissionDecision
     from pegboard.core.execution import ExecBackend
     from pegboard.core.hostservices import MessageDelivery, PlanDecision, PlanRequest, QuestionRequest, SubagentRequest
     from pegboard.core.registration import (
@@ -429,11 +434,13 @@ def deliver_message(request: MessageDelivery, context: ToolContext) -> str | boo
 
 
 @hookspec
-def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
+def pre_tool_use(call: ToolCall, context: ToolContext) -> AnyHookDecision | None:
     """Inspect, rewrite or block a call before permission rules are checked.
 
     Called for every call after its input validated, in registration order. Return ``None``
-    for no opinion, or a :class:`pegboard.HookDecision`:
+    for no opinion, or a :class:`pegboard.PreToolUseDecision` (a ``HookDecision`` or a dict
+    with its fields also work; an ``updated_output`` there is reported in ``hook_errors``
+    and not applied, since there is no output yet):
 
     - ``decision="deny"`` blocks the call (reason ``hook_blocked``), in every mode;
     - ``decision="ask"`` makes the call ask for approval;
@@ -452,7 +459,7 @@ def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
         @hookimpl
         def pre_tool_use(call):
             if call.name == "Bash" and "rm -rf /" in call.input["command"]:
-                return HookDecision(decision="deny", reason="refusing to wipe the disk")
+                return PreToolUseDecision(decision="deny", reason="refusing to wipe the disk")
     """
 
 
@@ -474,11 +481,13 @@ def check_permission(call: ToolCall, context: ToolContext) -> PermissionDecision
 
 
 @hookspec
-def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
+def permission_request(
+    call: ToolCall, decision: PermissionDecision, context: ToolContext
+) -> AnyHookDecision | None:
     """React to a call that would ask for approval, before the host is asked.
 
     Called when the combined decision is ``ask``. Return ``None`` for no opinion, or a
-    :class:`pegboard.HookDecision` with ``decision="allow"`` (approve without asking) or
+    :class:`pegboard.PreToolUseDecision` with ``decision="allow"`` (approve without asking) or
     ``"deny"`` (refuse, reason ``denied``); ``updated_input`` applies as in ``pre_tool_use``.
     An allow does not settle a hard ask (``decision.hard``); that goes on to
     ``request_approval``, and the result's ``hook_notices`` say so.
@@ -488,11 +497,11 @@ def permission_request(call: ToolCall, decision: PermissionDecision, context: To
         @hookimpl
         def permission_request(call):
             if call.name == "Read":
-                return HookDecision(decision="allow", reason="reads are fine here")
+                return PreToolUseDecision(decision="allow", reason="reads are fine here")
     """
 
 
-@hookspec
+@hookspec(firstresult=True)
 def request_approval(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> bool | None:
     """The host's answer to an "ask": ``True`` approves, ``False`` refuses, ``None`` passes.
 
@@ -509,30 +518,31 @@ def request_approval(call: ToolCall, decision: PermissionDecision, context: Tool
 
 
 @hookspec
-def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | ToolResult | None:
+def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> AnyHookDecision | ToolResult | None:
     """Inspect or replace a tool's result.
 
     Called after the tool returned (also when it returned an error result), in registration
     order. Return ``None``, a replacement :class:`pegboard.ToolResult` (later hooks see it),
-    or a :class:`pegboard.HookDecision` whose ``updated_output`` replaces the result,
+    or a :class:`pegboard.PostToolUseDecision` whose ``updated_output`` replaces the result,
     ``decision="deny"`` marks the result as blocked with ``reason`` shown to the model, and
-    ``additional_context`` is appended for the model.
+    ``additional_context`` is appended for the model. (A ``HookDecision`` also works; an
+    ``updated_input`` there is reported in ``hook_errors``: the input was used already.)
 
     Example::
 
         @hookimpl
         def post_tool_use(call, result):
             if call.name == "Write":
-                return HookDecision(additional_context="remember to run the formatter")
+                return PostToolUseDecision(additional_context="remember to run the formatter")
     """
 
 
 @hookspec
-def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> HookDecision | None:
+def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> AnyHookDecision | None:
     """Observe a tool that raised or timed out.
 
     Called after the tool's exception was turned into an error result (reason
-    ``tool_error`` or ``timeout``). Return ``None`` or a :class:`pegboard.HookDecision`
+    ``tool_error`` or ``timeout``). Return ``None`` or a :class:`pegboard.PostToolUseDecision`
     whose ``additional_context`` is added to the error result.
 
     Example::

@@ -199,9 +199,9 @@ async def run_foreground(ctx: ToolContext, request: SubagentRequest) -> ToolResu
     try:
         final = await ask_host(ctx, "run_subagent", request=request)
     except Exception as exc:
-        return ToolResult.refusal("tool_error", f"the subagent failed: {exc}", error_kind="host_error")
+        return ToolResult.error(f"the subagent failed: {exc}", error_kind="host_error")
     if final is None:
-        return ToolResult.refusal("tool_error", "no host ran the subagent", error_kind="not_available")
+        return ToolResult.error("no host ran the subagent", error_kind="not_available")
     return ToolResult.from_text(str(final), structured={
         "subagent_type": request.subagent_type, "tools": list(request.tools), "session_id": request.session_id})
 
@@ -255,7 +255,7 @@ def _launched(ctx: ToolContext, record: TaskRecord, request: SubagentRequest) ->
 
 
 def _task_failure(exc: Exception) -> ToolResult:
-    return ToolResult.refusal("tool_error", f"the background agent could not start: {exc}", error_kind="task_error")
+    return ToolResult.error(f"the background agent could not start: {exc}", error_kind="task_error")
 
 
 @tool(
@@ -277,7 +277,7 @@ async def agent_tool(input: AgentInput, ctx: ToolContext) -> ToolResult:
     name = input.subagent_type or GENERAL
     if name not in defs:
         known = ", ".join(sorted(defs))
-        return ToolResult.refusal("tool_error", f"unknown subagent_type {name!r}; available: {known}",
+        return ToolResult.error(f"unknown subagent_type {name!r}; available: {known}",
                                   error_kind="not_found")
     request = _request(ctx, defs[name], input.prompt, input.description, input.model,
                        background=input.run_in_background)
@@ -311,7 +311,7 @@ async def background_job(input: BackgroundJobInput, ctx: ToolContext) -> ToolRes
     defs = definitions(pb)
     name = input.subagent_type or GENERAL
     if name not in defs:
-        return ToolResult.refusal("tool_error", f"unknown subagent_type {name!r}; available: {', '.join(sorted(defs))}",
+        return ToolResult.error(f"unknown subagent_type {name!r}; available: {', '.join(sorted(defs))}",
                                   error_kind="not_found")
     request = _request(ctx, defs[name], input.task, input.description or input.task[:60], input.model,
                        background=True)
@@ -333,7 +333,7 @@ def _no_such_agent(tasks: list[TaskRecord], key: str) -> ToolResult:
     running = [r for r in tasks if r.running]
     listing = "\n".join(f"- {r.id}: {r.description} ({r.command})" for r in running)
     text = f"No background agent {key!r}. " + (f"Running agents:\n{listing}" if running else "None is running.")
-    return ToolResult.refusal("tool_error", text, error_kind="unknown_task", running=[r.id for r in running])
+    return ToolResult.error(text, error_kind="unknown_task", running=[r.id for r in running])
 
 
 class SubagentListInput(BaseModel):
@@ -389,7 +389,7 @@ async def subagent_cancel(input: SubagentRefInput, ctx: ToolContext) -> ToolResu
     if record is None or record.type != "agent":
         return _no_such_agent(tasks, input.task_id)
     if not record.running:
-        return ToolResult.refusal("tool_error", f"Agent {record.id} is not running (status: {record.status}).",
+        return ToolResult.error(f"Agent {record.id} is not running (status: {record.status}).",
                                   error_kind="not_running")
     stopped = await table.stop(record.id, "cancelled with subagent_cancel") or record
     return ToolResult.from_text(f"Cancelled background agent {record.id} ({record.description}).",

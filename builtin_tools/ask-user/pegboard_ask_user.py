@@ -163,16 +163,16 @@ async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> To
     try:
         timeout = parse_timeout(raw)
     except TimeoutSettingError as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="bad_setting")
+        return ToolResult.error(str(exc), error_kind="bad_setting")
     clock = ctx.stash.get(CLOCK, None) if ctx.pegboard is not None else None
     request = _to_request(input, timeout, clock or SystemClock())
     answer = asyncio.ensure_future(ask_host(ctx, "ask_user", request=request))
     try:
         got = await wait_for_answers(answer, request)
     except Exception as exc:
-        return ToolResult.refusal("tool_error", f"asking the user failed: {exc}", error_kind="host_error")
+        return ToolResult.error(f"asking the user failed: {exc}", error_kind="host_error")
     if got is None and not answer.cancelled() and answer.done():
-        return ToolResult.refusal("tool_error", "no host answered the questions", error_kind="not_available")
+        return ToolResult.error("no host answered the questions", error_kind="not_available")
     if got is None:
         partial = _normalise(dict(request.partial), input)
         chosen = f" So far they chose: {_format(partial)}" if partial else " They chose nothing yet."
@@ -184,7 +184,7 @@ async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> To
     try:
         answers = _normalise(got, input)
     except ValueError as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="host_error")
+        return ToolResult.error(str(exc), error_kind="host_error")
     if request.outcome in ("declined", "cancelled") and not answers:
         how = "declined to answer" if request.outcome == "declined" else "dismissed the questions without answering"
         text = (

@@ -42,7 +42,7 @@ def _unknown(table: TaskTable, task_id: str, records: list[TaskRecord] | None = 
         message = f"No task found with ID {task_id}. Running tasks:\n{listing}"
     else:
         message = f"No task found with ID {task_id}. No background tasks are running."
-    return ToolResult.refusal("tool_error", message, error_kind="unknown_task", running=[r.id for r in running])
+    return ToolResult.error(message, error_kind="unknown_task", running=[r.id for r in running])
 
 
 def _tail_output(table: TaskTable, record: TaskRecord, cap: int) -> tuple[str, bool]:
@@ -188,7 +188,7 @@ async def process(input: ProcessInput, ctx: ToolContext) -> ToolResult:
         try:
             await table.write(record.id, (input.data or "").encode("utf-8"), eof=input.eof)
         except (TaskError, OSError) as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="write_failed")
+            return ToolResult.error(str(exc), error_kind="write_failed")
         return ToolResult.from_text(
             f"Wrote {len((input.data or '').encode('utf-8'))} bytes to {record.id}"
             + (" and closed its stdin." if input.eof else ".")

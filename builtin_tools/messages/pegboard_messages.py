@@ -157,7 +157,7 @@ async def sessions_history(input: HistoryInput, ctx: ToolContext) -> ToolResult:
     name = input.sessionKey or input.sessionId or "current"
     record = resolve(ctx, name)
     if record is None:
-        return ToolResult.refusal("tool_error", f"no session {name!r} you can see", error_kind="not_found")
+        return ToolResult.error(f"no session {name!r} you can see", error_kind="not_found")
     messages = [m for m in transcript(ctx, record.id) if input.includeTools or not is_tool_message(m)]
     messages = messages[-input.limit:]
     text = "\n".join(f"{m.get('role')}: {m.get('content')}" for m in messages) or "No messages."
@@ -252,7 +252,7 @@ def _start_exchange(ctx: ToolContext, target: SessionRecord, first_reply: str, w
 async def _send(ctx: ToolContext, name: str, text: str, wait: float, *, ping_pong: bool = False) -> ToolResult:
     record = resolve(ctx, name)
     if record is None:
-        return ToolResult.refusal("tool_error", f"no session {name!r} to send to", error_kind="not_found")
+        return ToolResult.error(f"no session {name!r} to send to", error_kind="not_found")
     earlier = (ctx.session.state.get(RESOLVED) or {}).get(name) if ctx.session is not None else None
     if earlier is not None and earlier != record.id:
         return ToolResult.refusal(
@@ -269,9 +269,9 @@ async def _send(ctx: ToolContext, name: str, text: str, wait: float, *, ping_pon
             f"Delivered to {record.id}, but no reply came within {wait:g} seconds; the wait was given up.",
             structured={"status": "timeout", "sessionId": record.id, "reply": None})
     except Exception as exc:
-        return ToolResult.refusal("tool_error", f"delivery failed: {exc}", error_kind="host_error")
+        return ToolResult.error(f"delivery failed: {exc}", error_kind="host_error")
     if answer is None or answer is False:
-        return ToolResult.refusal("tool_error", f"the message to {record.id} was not delivered",
+        return ToolResult.error(f"the message to {record.id} was not delivered",
                                   error_kind="not_delivered")
     reply = _reply_text(answer)
     skipped = reply == REPLY_SKIP

@@ -108,7 +108,7 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
             on_line=line,
         )
     except (TaskError, ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+        return ToolResult.error(str(exc), error_kind="background_start_failed")
     until = "until stopped with TaskStop" if input.persistent else f"for up to {timeout_ms} ms"
     text = (
         f"Monitor started with ID {record.id}, watching {until}. Each output line arrives as a "

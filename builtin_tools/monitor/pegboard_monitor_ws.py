@@ -97,9 +97,9 @@ async def start_ws_monitor(
     try:
         checked = await guard.acheck_url(url)
     except NetworkRefused as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind=exc.error_kind)
+        return ToolResult.error(str(exc), error_kind=exc.error_kind)
     except (HostLookupError, ValueError) as exc:
-        return ToolResult.refusal("tool_error", f"cannot open {url}: {exc}", error_kind="bad_url")
+        return ToolResult.error(f"cannot open {url}: {exc}", error_kind="bad_url")
     opened: concurrent.futures.Future[str | None] = concurrent.futures.Future()
 
     async def source(line: Callable[[str], None]) -> str:
@@ -140,12 +140,12 @@ async def start_ws_monitor(
             timeout_s=None if persistent else timeout_ms / 1000, persistent=persistent, on_line=on_line,
         )
     except TaskError as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+        return ToolResult.error(str(exc), error_kind="background_start_failed")
     try:
         subprotocol = await asyncio.wait_for(asyncio.wrap_future(opened), OPEN_TIMEOUT_S + 2)
     except Exception as exc:
         await table.wait(record.id, 2.0)
-        return ToolResult.refusal("tool_error", f"cannot open the WebSocket {url}: {type(exc).__name__}: {exc}",
+        return ToolResult.error(f"cannot open the WebSocket {url}: {type(exc).__name__}: {exc}",
                                   error_kind="ws_open_failed")
     until = "until stopped with TaskStop" if persistent else f"for up to {timeout_ms} ms"
     text = (f"Monitor started with ID {record.id}, watching {url} {until}. Each message arrives as a "

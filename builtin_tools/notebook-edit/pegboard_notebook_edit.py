@@ -52,7 +52,7 @@ class NotebookEditInput(BaseModel):
 
 
 def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
+    return ToolResult.error(message, error_kind=kind, **metadata)
 
 
 def _subjects(input: NotebookEditInput) -> Subjects:

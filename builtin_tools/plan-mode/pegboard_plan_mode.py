@@ -50,7 +50,7 @@ async def enter_plan_mode(input: EnterPlanModeInput, ctx: ToolContext) -> ToolRe
     ExitPlanMode for the user's approval."""
     session = ctx.session
     if session is None:
-        return ToolResult.refusal("tool_error", "EnterPlanMode needs a session", error_kind="not_available")
+        return ToolResult.error("EnterPlanMode needs a session", error_kind="not_available")
     if session.mode == "plan":
         return ToolResult.from_text("Already in plan mode. Present the plan with ExitPlanMode when it is ready.")
     session.state[PREVIOUS_MODE] = session.mode
@@ -81,14 +81,14 @@ async def exit_plan_mode(input: ExitPlanModeInput, ctx: ToolContext) -> ToolResu
     in plan mode and revise the plan with their feedback."""
     session = ctx.session
     if session is None:
-        return ToolResult.refusal("tool_error", "ExitPlanMode needs a session", error_kind="not_available")
+        return ToolResult.error("ExitPlanMode needs a session", error_kind="not_available")
     if session.mode != "plan":
-        return ToolResult.refusal("tool_error", "not in plan mode; nothing to exit", error_kind="not_in_plan_mode")
+        return ToolResult.error("not in plan mode; nothing to exit", error_kind="not_in_plan_mode")
     previous = session.state.get(PREVIOUS_MODE) or "default"
     try:
         decision = _decision(await ask_host(ctx, "approve_plan", request=PlanRequest(input.plan, previous)))
     except Exception as exc:
-        return ToolResult.refusal("tool_error", f"presenting the plan failed: {exc}", error_kind="host_error")
+        return ToolResult.error(f"presenting the plan failed: {exc}", error_kind="host_error")
     if not decision.approved:
         feedback = f" Their feedback: {decision.feedback}" if decision.feedback else ""
         return ToolResult.refusal(
@@ -102,7 +102,7 @@ async def exit_plan_mode(input: ExitPlanModeInput, ctx: ToolContext) -> ToolResu
     try:
         session.mode = target
     except ValueError as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="bad_mode")
+        return ToolResult.error(str(exc), error_kind="bad_mode")
     del session.state[PREVIOUS_MODE]
     feedback = f" Note from the user: {decision.feedback}" if decision.feedback else ""
     return ToolResult.from_text(

@@ -89,14 +89,14 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
     conf = section(ctx, "tools.powershell")
     env = {**os.environ, **dict(ctx.env)}
     if not opted_in(env, conf):
-        return ToolResult.refusal(
-            "tool_error", "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
+        return ToolResult.error(
+            "the PowerShell tool is opt-in: set PEGBOARD_USE_POWERSHELL_TOOL=1 (or "
             "FUXI_CODE_USE_POWERSHELL_TOOL=1) or tools.powershell.enabled = true", error_kind="not_enabled")
     if (refusal := empty_command(input.command)) is not None:
         return refusal
     pwsh, why = find_pwsh(env.get("PATH", ""))
     if pwsh is None:
-        return ToolResult.refusal("tool_error", why or "pwsh is not available", error_kind="unavailable")
+        return ToolResult.error(why or "pwsh is not available", error_kind="unavailable")
     settings = ShellSettings.load(ctx)
     run = run_powershell(ctx, input.command, pwsh=pwsh, settings=settings,
                          timeout_s=settings.timeout_seconds(input.timeout), respect_policy=respects_policy(env, conf))

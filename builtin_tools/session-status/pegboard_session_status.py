@@ -142,7 +142,7 @@ async def session_status(input: SessionStatusInput, ctx: ToolContext) -> ToolRes
     Pass model to switch this session's model ('default' clears the override)."""
     session = ctx.session
     if session is None:
-        return ToolResult.refusal("tool_error", "session_status needs a session", error_kind="not_available")
+        return ToolResult.error("session_status needs a session", error_kind="not_available")
     key = input.sessionKey or input.sessionId
     if key is not None and key not in CURRENT_KEYS and key != session.id:
         return ToolResult.refusal(

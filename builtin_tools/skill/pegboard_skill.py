@@ -215,11 +215,11 @@ async def skill_tool(input: SkillInput, ctx: ToolContext) -> ToolResult:
     info = catalog.get(wanted)
     if info is None:
         known = ", ".join(sorted(catalog)) or "none"
-        return ToolResult.refusal("tool_error", f"unknown skill {wanted!r}; available: {known}", error_kind="not_found")
+        return ToolResult.error(f"unknown skill {wanted!r}; available: {known}", error_kind="not_found")
     try:
         _meta, body = parse_skill_md((info.directory / "SKILL.md").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, SkillFormatError) as exc:
-        return ToolResult.refusal("tool_error", f"skill {info.name!r} cannot be read: {exc}", error_kind="bad_skill")
+        return ToolResult.error(f"skill {info.name!r} cannot be read: {exc}", error_kind="bad_skill")
     granted: list[str] = []
     if info.allowed_tools and info.trusted and ctx.session is not None:
         granted = list(info.allowed_tools)

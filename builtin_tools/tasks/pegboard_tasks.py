@@ -477,7 +477,7 @@ async def todo_write(input: TodoWriteInput, ctx: ToolContext) -> ToolResult:
     """Write the session's to-do list: the whole list at once, each item with content, status
     (pending, in_progress, completed) and activeForm. Keep one item in_progress at a time."""
     if ctx.session is None:
-        return ToolResult.refusal("tool_error", "TodoWrite needs a session", error_kind="not_available")
+        return ToolResult.error("TodoWrite needs a session", error_kind="not_available")
     old = ctx.session.state[TODOS]
     ctx.session.state[TODOS] = list(input.todos)
     todos = [t.model_dump(mode="json") for t in input.todos]

@@ -120,7 +120,7 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
     """Create a git worktree under .pegboard/worktrees/<name> on a new branch from HEAD and move
     the session's shell into it, or enter an existing one with path. Leave it with ExitWorktree."""
     if ctx.session is None:
-        return ToolResult.refusal("tool_error", "EnterWorktree needs a session", error_kind="no_session")
+        return ToolResult.error("EnterWorktree needs a session", error_kind="no_session")
     if input.name is not None and input.path is not None:
         return ToolResult.refusal("invalid_input", "give either name or path, not both")
     current = _current(ctx)
@@ -129,7 +129,7 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
     try:
         repo = await _main_repository(ctx, cwd)
     except GitError as exc:
-        return ToolResult.refusal("tool_error", f"not inside a git repository: {exc}", error_kind="not_a_repository")
+        return ToolResult.error(f"not inside a git repository: {exc}", error_kind="not_a_repository")
     root = repo / WORKTREES
     if input.path is not None:
         target = Path(os.path.realpath(Path(input.path).expanduser() if Path(input.path).is_absolute()
@@ -140,7 +140,7 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
         try:
             top = await git(ctx, ["rev-parse", "--show-toplevel"], target)
         except GitError as exc:
-            return ToolResult.refusal("tool_error", f"{target} is not a worktree: {exc}", error_kind="not_a_worktree")
+            return ToolResult.error(f"{target} is not a worktree: {exc}", error_kind="not_a_worktree")
         path, branch, created = Path(top), "", False
     else:
         if restricted:
@@ -162,7 +162,7 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
         try:
             await git(ctx, ["worktree", "add", "-b", branch, str(path), "HEAD"], repo)
         except GitError as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="git_failed")
+            return ToolResult.error(str(exc), error_kind="git_failed")
     previous = current["previous_cwd"] if current is not None else str(cwd)
     state = {"path": str(path), "repo": str(repo), "branch": branch, "created": created, "previous_cwd": previous}
     ctx.session.state[WORKTREE] = json.dumps(state)
@@ -199,11 +199,10 @@ async def exit_worktree(input: ExitWorktreeInput, ctx: ToolContext) -> ToolResul
         try:
             dirty = await git(ctx, ["status", "--porcelain"], path)
         except GitError as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="git_failed")
+            return ToolResult.error(str(exc), error_kind="git_failed")
         if dirty and not input.discard_changes:
             count = len(dirty.splitlines())
-            return ToolResult.refusal(
-                "tool_error",
+            return ToolResult.error(
                 f"worktree {path} has {count} uncommitted change(s); commit them, exit with action keep, "
                 "or set discard_changes to remove it anyway", error_kind="uncommitted_changes")
         try:
@@ -212,7 +211,7 @@ async def exit_worktree(input: ExitWorktreeInput, ctx: ToolContext) -> ToolResul
             if current.get("created") and current.get("branch"):
                 await git(ctx, ["branch", "-D", current["branch"]], repo)
         except GitError as exc:
-            return ToolResult.refusal("tool_error", str(exc), error_kind="git_failed")
+            return ToolResult.error(str(exc), error_kind="git_failed")
     previous = current.get("previous_cwd") or str(ctx.cwd)
     from pegboard_toolkit.shell import SHELL_CWD
 

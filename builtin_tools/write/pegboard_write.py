@@ -38,7 +38,7 @@ class WriteInput(BaseModel):
 
 
 def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
+    return ToolResult.error(message, error_kind=kind, **metadata)
 
 
 def _subjects(input: WriteInput) -> Subjects:

@@ -9,10 +9,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
+from pegboard.core.authorizer import Authorizer
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
 from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, load_layers
-from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_permission
+from pegboard.core.decisions import HookDecision, PermissionDecision
 from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
@@ -22,6 +23,7 @@ from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
 from pegboard.core.session import (
     CallOptions,
+    Selection,
     Session,
     SessionError,
     SessionEvent,
@@ -32,7 +34,7 @@ from pegboard.core.session import (
 )
 from pegboard.core.state import Stash
 from pegboard.core.store import MemorySessionStore, SessionRecord, SessionStore
-from pegboard.core.tools import Tool, ToolContext, name_key
+from pegboard.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
     from pegboard.core.permissions import PermissionEngine
@@ -72,16 +74,16 @@ class Pegboard:
 
         layers, trust_notices = only_narrowing(layers)
         loaded = load_layers(layers)
-        self.loaded_config = loaded
+        self._loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
         self.warnings: list[str] = list(loaded.warnings) + trust_notices
-        self.default_timeout = default_timeout
-        self.pm = new_plugin_manager()
+        self._default_timeout = default_timeout
+        self._pm = new_plugin_manager()
         self.registry = Registry()
-        self.hooks = HookRunner(self.pm)
+        self.hooks = HookRunner(self._pm)
         loader = PluginLoader(
-            self.pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
+            self._pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
         )
         if load_entrypoints:
             loader.load_entry_points()
@@ -99,7 +101,7 @@ class Pegboard:
             reverse=True,
         )
         self.stash = Stash()
-        self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
+        self._authorizer = Authorizer(self.layers, self.cwd, self.hooks)
         self._tool_sources: list[Callable[[], None]] = []
         self._syncing = threading.local()
         self._pending_explainers: list[Callable[[str], str | None]] = []
@@ -110,6 +112,7 @@ class Pegboard:
         self._closed = False
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
+        self._registered_cache: tuple[int, Sequence[Tool]] = (-1, ())
         self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
@@ -127,7 +130,7 @@ class Pegboard:
         narrowed, notices = only_narrowing(self.layers, sections)
         if notices:
             loaded = load_layers(narrowed)
-            self.loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
             self.warnings.extend(notices)
         errors, section_warnings = section_problems(self.layers, sections)
         if errors:
@@ -139,7 +142,7 @@ class Pegboard:
             if match is None or not covered_by(match.group(1), sections):
                 kept.append(warning)
         self.warnings = kept + section_warnings
-        self.loaded_config.warnings = [w for w in self.loaded_config.warnings if w in kept] + section_warnings
+        self._loaded_config.warnings = [w for w in self._loaded_config.warnings if w in kept] + section_warnings
 
     def settings(self, key: str) -> Any:
         """The merged, validated value of the config section ``key`` (its model's defaults
@@ -161,11 +164,20 @@ class Pegboard:
         return self._settings[key]
 
     @cached_property
-    def pipeline(self) -> CallPipeline:
+    def _pipeline(self) -> CallPipeline:
         """The call pipeline, built (and asyncio imported) on the first call."""
         from pegboard.core.pipeline import CallPipeline
 
-        return CallPipeline(self)
+        return CallPipeline(
+            registry=self.registry,
+            hooks=self.hooks,
+            authorizer=self._authorizer,
+            pending_reason=self._pending_reason,
+            plugins=self.plugins,
+            default_timeout=self._default_timeout,
+            secrets=self.secrets,
+            fallback_results=lambda: self._memory_session(None).results,
+        )
 
     def hook_implementations(self, name: str) -> list[Any]:
         """The loaded plugins' implementations of hook ``name``, in the order they run (each
@@ -198,7 +210,7 @@ class Pegboard:
         as ``unavailable`` with that reason instead of ``unknown_tool``."""
         self._pending_explainers.append(explain)
 
-    def pending_reason(self, name: str) -> str | None:
+    def _pending_reason(self, name: str) -> str | None:
         """The first reason an explainer gives for the unregistered tool ``name``, if any."""
         for explain in self._pending_explainers:
             try:
@@ -245,15 +257,29 @@ class Pegboard:
         finally:
             self._syncing.active = False
 
-    def catalog(self) -> PolicyCatalog:
+    def _catalog_now(self) -> PolicyCatalog:
+        """Everything registered, with tool sources brought up to date, as the policy sees it."""
         if self._tool_sources:
             self._sync_tool_sources()
         return self._catalog(self._policy_tools())
 
     def _policy_tools(self) -> list[PolicyTool]:
+        registered = self._registered()
+        return self._described(registered, tuple(t.unavailable_reason() for t in registered))
+
+    def _registered(self) -> Sequence[Tool]:
+        """The registered tools in catalog order, sorted once per state of the registry."""
+        version, tools = self._registered_cache
+        if version != self.registry.version:
+            tools = tuple(self.registry.sorted_tools())
+            self._registered_cache = (self.registry.version, tools)
+        return tools
+
+    @staticmethod
+    def _described(registered: Sequence[Tool], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
         return [
-            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, t.unavailable_reason())
-            for t in self.registry.sorted_tools()
+            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason)
+            for t, reason in zip(registered, unavailable, strict=True)
         ]
 
     def _catalog(self, tools: list[PolicyTool]) -> PolicyCatalog:
@@ -287,13 +313,14 @@ class Pegboard:
         """
         if self._tool_sources:
             self._sync_tool_sources()
-        tools = self._policy_tools()
-        key = (agent, provider, model, profile, subagent, tuple(tools))
+        registered = self._registered()
+        unavailable = tuple(t.unavailable_reason() for t in registered)
+        key = (agent, provider, model, profile, subagent, self.registry.version, unavailable)
         cached = self._policy_cache.get(key)
         if cached is None:
             cached = self._remove_denied_tools(
                 resolve_policy(
-                    self._catalog(tools),
+                    self._catalog(self._described(registered, unavailable)),
                     self.config,
                     provider=provider,
                     model=model,
@@ -310,7 +337,7 @@ class Pegboard:
     def _remove_denied_tools(self, result: PolicyResult) -> PolicyResult:
         if not self.config.permissions.deny:
             return result
-        engine = self.permission_engine()
+        engine = self._permission_engine()
         removed: dict[str, ToolDecision] = {}
         for name in result.enabled:
             verdict = engine.tool_denied(name, self.registry.find(name))
@@ -360,7 +387,7 @@ class Pegboard:
         return render_prompt(self, **selection)
 
     # -- permissions --------------------------------------------------------------------------
-    def permission_engine(
+    def _permission_engine(
         self,
         *,
         cwd: Path | str | None = None,
@@ -371,26 +398,9 @@ class Pegboard:
     ) -> PermissionEngine:
         """The rule engine for one working directory and mode; ``session_rules`` are the rules
         a session remembered from approvals, added to the configured ones."""
-        rules = tuple(sorted((k, tuple(v)) for k, v in session_rules.items() if v)) if session_rules else ()
-        dirs = tuple(str(d) for d in additional_dirs) if additional_dirs else ()
-        key = (str(cwd or self.cwd), mode, dirs, str(home) if home else None, rules)
-        if key not in self._engines:
-            from pegboard.core.permissions import PermissionEngine
-
-            layers = list(self.layers)
-            if rules:
-                root = Path(cwd) if cwd is not None else self.cwd
-                layers.append(ConfigLayer("code", {"permissions": {k: list(v) for k, v in rules}}, root=root))
-            if len(self._engines) >= 256:
-                self._engines.clear()
-            self._engines[key] = PermissionEngine(
-                layers,
-                cwd=Path(cwd) if cwd is not None else self.cwd,
-                additional_dirs=[Path(d) for d in additional_dirs],
-                mode=mode,
-                home=Path(home) if home is not None else None,
-            )
-        return self._engines[key]
+        return self._authorizer.engine(
+            cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
+        )
 
     def check(
         self,
@@ -404,7 +414,7 @@ class Pegboard:
         session_rules: Mapping[str, Sequence[str]] | None = None,
     ) -> PermissionDecision:
         """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
-        engine = self.permission_engine(
+        engine = self._authorizer.engine(
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
         registered = self.tool(tool)
@@ -415,71 +425,7 @@ class Pegboard:
             return decision
         ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
         call = ToolCall(registered, dict(tool_input), requested_name=tool)
-        return resolve_sync(self._combine_permission(decision, call, ctx, []))
-
-    async def decide_permission(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
-        engine = self.permission_engine(
-            cwd=ctx.cwd,
-            mode=ctx.mode,
-            additional_dirs=ctx.additional_dirs,
-            session_rules=ctx.session.session_rules() if ctx.session is not None else None,
-        )
-        from pegboard.core.permissions.subjects import check_call
-
-        decision = check_call(engine, call.name, call.input, call.tool)
-        if (narrowed := self._subagent_call_rules(call, ctx)) is not None:
-            return narrowed
-        return await self._combine_permission(decision, call, ctx, errors)
-
-    def _rule_engine(self, behavior: str, rules: tuple[str, ...], cwd: Path) -> PermissionEngine:
-        key = ("rules", behavior, rules, str(cwd))
-        if key not in self._engines:
-            from pegboard.core.permissions import PermissionEngine
-
-            layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
-            self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default")
-        return self._engines[key]
-
-    def _subagent_call_rules(self, call: ToolCall, ctx: ToolContext) -> PermissionDecision | None:
-        """A subagent's ``Tool(specifier)`` list entries: a call matching a disallowed one is
-        denied; a tool its ``tools`` list names only with specifiers runs only as those."""
-        rules = ctx.call_rules
-        if not rules:
-            return None
-        deny = tuple(rules.get("deny", ()))
-        if deny:
-            hit = self._rule_engine("deny", deny, ctx.cwd).check(call.name, call.input, call.tool)
-            if hit.decision == "deny":
-                return PermissionDecision(
-                    decision="deny",
-                    rule=hit.rule,
-                    source=f"subagents.{ctx.subagent}.disallowedTools",
-                    reason=f"subagent {ctx.subagent!r} may not run {hit.rule}",
-                )
-        keys = {name_key(n) for n in (call.tool.family, call.tool.name, *call.tool.aliases)}
-        allow = tuple(r for r in rules.get("allow", ()) if name_key(r.split("(", 1)[0]) in keys)
-        if allow:
-            hit = self._rule_engine("allow", allow, ctx.cwd).check(call.name, call.input, call.tool)
-            if hit.decision != "allow" or hit.rule not in allow:
-                return PermissionDecision(
-                    decision="deny",
-                    source=f"subagents.{ctx.subagent}.tools",
-                    reason=f"subagent {ctx.subagent!r} may use {call.name} only as {', '.join(allow)}",
-                )
-        return None
-
-    async def _combine_permission(
-        self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]
-    ) -> PermissionDecision:
-        if not self.hooks.has("check_permission"):
-            return decision
-        opinions = [decision]
-        async for plugin, answer in self.hooks.each("check_permission", errors, call=call, context=ctx):
-            if isinstance(answer, PermissionDecision):
-                opinions.append(answer if answer.source else answer.model_copy(update={"source": plugin}))
-            else:
-                errors.append(HookError("check_permission", plugin, f"returned {type(answer).__name__}"))
-        return strongest_permission(opinions) or decision
+        return resolve_sync(self._authorizer.with_hooks(decision, call, ctx, []))
 
     # -- calls --------------------------------------------------------------------------------
     def context(
@@ -498,7 +444,7 @@ class Pegboard:
             mode=mode or perms.default_mode or "default",
             additional_dirs=tuple(Path(d).expanduser() for d in dirs) if dirs else (),
             env=self.env,
-            config=self.loaded_config,
+            config=self._loaded_config,
             project_dir=self.cwd,
             _pegboard=self,
             **fields,
@@ -526,7 +472,7 @@ class Pegboard:
             selection=selection_of(options),
             cwd=Path(cwd) if cwd is not None else self.cwd,
             mode=options.get("mode"),
-            additional_dirs=tuple(Path(d) for d in options.get("additional_dirs", ())),
+            additional_dirs=tuple(Path(d) for d in extra) if (extra := options.get("additional_dirs")) else (),
             tool_use_id=tool_use_id,
             approver=options.get("approver"),
         )
@@ -552,7 +498,7 @@ class Pegboard:
         name: str,
         tool_input: Any,
         *,
-        selection: Any,
+        selection: Selection,
         cwd: Path,
         mode: str | None,
         additional_dirs: Sequence[Path],
@@ -560,7 +506,13 @@ class Pegboard:
         approver: Approver | None,
     ) -> ToolResult:
         try:
-            policy = self.tools(**selection.as_kwargs())
+            policy = self.tools(
+                agent=selection.agent,
+                provider=selection.provider,
+                model=selection.model,
+                profile=selection.profile,
+                subagent=selection.subagent,
+            )
             enabled, why = self._call_sets(policy)
             ctx = self.context(
                 cwd=cwd,
@@ -578,7 +530,7 @@ class Pegboard:
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
-        return await self.pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
+        return await self._pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
 
     def _call_sets(self, policy: PolicyResult) -> tuple[set[str], dict[str, str]]:
         """The enabled names and the reasons for disabled ones, built once per cached policy."""
@@ -612,10 +564,10 @@ class Pegboard:
         """
         if self._store is None:
             errors: list[HookError] = []
-            answers = [a for _p, a in self.hooks.all_sync("session_store", errors, pegboard=self) if a is not None]
+            answer = self.hooks.first_sync("session_store", errors, pegboard=self)
             self.warnings.extend(f"plugin {e.plugin}: session_store failed: {e.error}" for e in errors)
-            if answers:
-                self._store = answers[0]
+            if answer is not None:
+                self._store = answer
             else:
                 from pegboard.core.sqlitestore import SQLiteSessionStore
                 from pegboard.core.store import STORE_FILE, default_data_dir
@@ -625,7 +577,7 @@ class Pegboard:
                 self._store = sqlite
         return self._store
 
-    def retention_seconds(self) -> float:
+    def _retention_seconds(self) -> float:
         """How long an untouched session is kept (``sessions.retentionDays``, default 30 days)."""
         return float(self.config.sessions.retention_days) * 86400.0
 
@@ -636,7 +588,7 @@ class Pegboard:
 
         from pegboard.core.store import default_data_dir
 
-        age = self.retention_seconds() if older_than is None else older_than
+        age = self._retention_seconds() if older_than is None else older_than
         cutoff = (time.time() if now is None else now) - age
         removed: list[str] = []
         store = self.session_store
@@ -663,6 +615,8 @@ class Pegboard:
             self.prune_sessions()
 
     def _memory_session(self, session_id: str | None = None) -> Session:
+        if session_id is None and (found := self._memory_sessions.get(DEFAULT_MEMORY_SESSION)) is not None:
+            return found
         sid = validate_session_id(session_id) if session_id is not None else DEFAULT_MEMORY_SESSION
         found = self._memory_sessions.get(sid)
         if found is None:

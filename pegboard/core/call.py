@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pegboard.core.decisions import PermissionDecision
 from pegboard.core.tools import Tool
+
+if TYPE_CHECKING:
+    from pegboard.core.session import PermissionUpdate
 
 
 @dataclass
@@ -25,3 +30,11 @@ class ToolCall:
     @property
     def name(self) -> str:
         return self.tool.name
+
+
+#: The host's answer to an "ask": ``True`` / ``False``, ``None`` (cannot ask), or a
+#: ``PermissionUpdate`` ("allow, and remember this rule for the session").
+Approver = Callable[
+    [ToolCall, PermissionDecision],
+    "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
+]

@@ -14,15 +14,50 @@ _PERMISSION_RANK = {"deny": 3, "ask": 2, "allow": 1}
 _HOOK_RANK = {"deny": 4, "defer": 3, "ask": 2, "allow": 1}
 
 
-class HookDecision(BaseModel):
-    """What a ``pre_tool_use``/``post_tool_use``/``permission_request`` hook answers.
+class _HookAnswer(BaseModel):
+    """The fields every hook answer shares (the JSON hook protocol's universal ones)."""
 
-    The fields mirror the JSON hook protocol: ``decision`` (``permissionDecision`` or a
-    PostToolUse ``block``), ``reason``, ``updated_input``, ``additional_context``,
-    ``updated_output`` (replaces a tool's output), and the universal ``continue_`` /
-    ``stop_reason`` / ``system_message``. ``notices`` are non-blocking problems a hook wants
-    reported (a command hook that timed out, say); they land in the result's metadata.
-    ``None`` everywhere means "no opinion".
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reason: str | None = None
+    additional_context: str | None = None
+    continue_: bool = True
+    stop_reason: str | None = None
+    system_message: str | None = None
+    notices: tuple[str, ...] = ()
+    source: str | None = None
+
+
+class PreToolUseDecision(_HookAnswer):
+    """What a hook before the run answers (``pre_tool_use``, ``permission_request``).
+
+    ``decision`` is ``allow``, ``ask``, ``deny`` or ``defer`` (``permissionDecision`` in the
+    JSON protocol); ``updated_input`` replaces the input and is validated again. There is no
+    output yet, so there is no ``updated_output``: passing one is a ``ValidationError``.
+    """
+
+    decision: HookBehavior | None = None
+    updated_input: dict[str, Any] | None = None
+
+
+class PostToolUseDecision(_HookAnswer):
+    """What a hook after the run answers (``post_tool_use``, ``post_tool_use_failure``).
+
+    ``decision="deny"`` (PostToolUse ``block``) marks the result as blocked; ``updated_output``
+    replaces the tool's output. The input was used already, so there is no ``updated_input``.
+    """
+
+    decision: Literal["deny"] | None = None
+    updated_output: Any = None
+
+
+class HookDecision(BaseModel):
+    """Any hook's answer, with every field; ``session_start`` answers with one.
+
+    For the per-call hooks prefer :class:`PreToolUseDecision` and :class:`PostToolUseDecision`,
+    which cannot carry a field their stage ignores. A ``HookDecision`` whose ``updated_output``
+    comes from a hook before the run (or ``updated_input`` from one after it) is reported in
+    the call's ``hook_errors`` and that field is not applied.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -37,6 +72,10 @@ class HookDecision(BaseModel):
     system_message: str | None = None
     notices: tuple[str, ...] = ()
     source: str | None = None
+
+
+#: what a per-call hook may return as its decision
+AnyHookDecision = HookDecision | PreToolUseDecision | PostToolUseDecision
 
 
 class PermissionDecision(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +28,31 @@ class HookRunner:
 
     Order: ``tryfirst`` implementations, then the rest in registration order, then
     ``trylast`` ones. Deterministic, so rewrites by several hooks always compose the same way.
+    The order of each hook is worked out once per set of registered plugins (the plugin
+    manager says when it changes), so a hook nobody implements costs one dictionary lookup.
+
+    :meth:`first` serves the hooks declared ``firstresult=True`` (one answer wins),
+    :meth:`each` and :meth:`all` the others; asking the wrong way is a ``TypeError``, so a call
+    site cannot drift from its hook's declaration.
     """
 
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
+        self._order: dict[str, list[Any]] = {}
+        listeners = getattr(pm, "on_change", None)
+        self._cached = listeners is not None  # else nothing says when the plugins change
+        if listeners is not None:
+            listeners.append(self._order.clear)
 
     def implementations(self, hook_name: str) -> list[Any]:
+        found = self._order.get(hook_name)
+        if found is None:
+            found = self._ordered(hook_name)
+            if self._cached:
+                self._order[hook_name] = found
+        return found
+
+    def _ordered(self, hook_name: str) -> list[Any]:
         impls: list[Any] = getattr(self.pm.hook, hook_name).get_hookimpls()
         if len(impls) < 2:
             return impls
@@ -43,13 +62,34 @@ class HookRunner:
         return list(reversed(first)) + rest + list(reversed(last))
 
     def has(self, hook_name: str) -> bool:
-        return bool(getattr(self.pm.hook, hook_name).get_hookimpls())
+        return bool(self.implementations(hook_name))
+
+    def has_any(self, hook_names: tuple[str, ...]) -> bool:
+        return any(self.implementations(h) for h in hook_names)
+
+    def firstresult(self, hook_name: str) -> bool:
+        """Whether the hookspec declares that the first answer wins."""
+        spec = getattr(self.pm.hook, hook_name).spec
+        return bool(spec is not None and spec.opts.get("firstresult"))
+
+    def _expect(self, hook_name: str, firstresult: bool) -> None:
+        if self.firstresult(hook_name) != firstresult:
+            if firstresult:
+                raise TypeError(f"hook {hook_name!r} is not declared firstresult=True; call it with each() or all()")
+            raise TypeError(f"hook {hook_name!r} is declared firstresult=True; call it with first()")
 
     async def each(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
         """Yield ``(plugin name, result)`` for every implementation that returned non-``None``."""
         impls = self.implementations(hook_name)
         if not impls:
             return
+        self._expect(hook_name, False)
+        async for item in self._answers(impls, hook_name, errors, kwargs):
+            yield item
+
+    async def _answers(
+        self, impls: list[Any], hook_name: str, errors: list[HookError], kwargs: dict[str, Any]
+    ) -> AsyncIterator[tuple[str, Any]]:
         for impl in impls:
             try:
                 value = await resolve(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
@@ -61,7 +101,20 @@ class HookRunner:
 
     async def first(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> Any:
         """The first non-``None`` result, or ``None``."""
-        async for _plugin, value in self.each(hook_name, errors, **kwargs):
+        impls = self.implementations(hook_name)
+        if not impls:
+            return None
+        self._expect(hook_name, True)
+        async for _plugin, value in self._answers(impls, hook_name, errors, kwargs):
+            return value
+        return None
+
+    def first_sync(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> Any:
+        """:meth:`first` for synchronous code."""
+        impls = self.implementations(hook_name)
+        if impls:
+            self._expect(hook_name, True)
+        for _plugin, value in self._answers_sync(impls, hook_name, errors, kwargs):
             return value
         return None
 
@@ -70,15 +123,21 @@ class HookRunner:
 
     def all_sync(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> list[tuple[str, Any]]:
         """:meth:`all` for synchronous code; asyncio is used only if an implementation is async."""
+        impls = self.implementations(hook_name)
+        if impls:
+            self._expect(hook_name, False)
+        return list(self._answers_sync(impls, hook_name, errors, kwargs))
+
+    def _answers_sync(
+        self, impls: list[Any], hook_name: str, errors: list[HookError], kwargs: dict[str, Any]
+    ) -> Iterator[tuple[str, Any]]:
         from pegboard.core.awaitables import resolve_sync
 
-        answers = []
-        for impl in self.implementations(hook_name):
+        for impl in impls:
             try:
                 value = resolve_sync(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
             except Exception as exc:
                 errors.append(HookError(hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
                 continue
             if value is not None:
-                answers.append((impl.plugin_name, value))
-        return answers
+                yield impl.plugin_name, value

@@ -16,33 +16,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from pegboard.core.call import ToolCall
-from pegboard.core.decisions import HookDecision, PermissionDecision, strongest_hook_decision, strongest_permission
-from pegboard.core.hookrunner import HookError
-from pegboard.core.projection import project
+from pegboard.core.call import Approver, ToolCall
+from pegboard.core.deadlines import Deadlines
+from pegboard.core.decisions import (
+    HookDecision,
+    PermissionDecision,
+    PostToolUseDecision,
+    PreToolUseDecision,
+    strongest_hook_decision,
+    strongest_permission,
+)
+from pegboard.core.hookrunner import HookError, HookRunner
+from pegboard.core.projection import ResultSink, project
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
 from pegboard.core.session import PermissionUpdate
 from pegboard.core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from pegboard.core.app import Pegboard
+    from pegboard.core.authorizer import Authorizer
+    from pegboard.core.plugins import PluginInfo
+    from pegboard.core.registry import Registry
 
-#: The host's answer to an "ask": ``True`` / ``False``, ``None`` (cannot ask), or a
-#: ``PermissionUpdate`` ("allow, and remember this rule for the session").
-Approver = Callable[
-    [ToolCall, PermissionDecision],
-    "Awaitable[bool | PermissionUpdate | None] | bool | PermissionUpdate | None",
-]
-DEFAULT_TIMEOUT = 600.0
 #: the hooks that receive a call's input and so could change it in place
 INPUT_HOOKS = ("pre_tool_use", "check_permission", "permission_request", "request_approval")
+#: hooks that answer before the tool ran (no output to replace) and after it (input used)
+BEFORE_RUN_HOOKS = ("pre_tool_use", "permission_request")
+AFTER_RUN_HOOKS = ("post_tool_use", "post_tool_use_failure")
 
 
 class CallRefused(Exception):
@@ -64,6 +70,8 @@ class CallState:
     notices: list[str] = field(default_factory=list)
     hook_decision: HookDecision | None = None
     permission: PermissionDecision | None = None
+    #: results a tool or hook handed over (maybe kept and reused by it): never changed in place
+    foreign: list[object] = field(default_factory=list)
 
 
 def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
@@ -93,6 +101,8 @@ def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]
 
 
 def validate_input(tool: Tool, raw: Any) -> BaseModel:
+    if type(raw) is dict and None not in raw.values():  # the common case: nothing to parse or drop
+        return _validated(tool, raw)
     if isinstance(raw, str | bytes):
         try:
             raw = json.loads(raw)
@@ -111,8 +121,12 @@ def validate_input(tool: Tool, raw: Any) -> BaseModel:
                 f"Input for {tool.name} must be a JSON object, got {type(raw).__name__}",
             )
         )
+    return _validated(tool, dict(raw))
+
+
+def _validated(tool: Tool, data: dict[str, Any]) -> BaseModel:
     try:
-        return tool.input_model.model_validate(dict(raw))
+        return tool.input_model.model_validate(data)
     except ValidationError as exc:
         raise CallRefused(ToolResult.refusal(Reason.INVALID_INPUT, describe_validation_error(tool, exc))) from None
     except (RecursionError, ValueError, TypeError) as exc:
@@ -151,10 +165,36 @@ def absolutize_paths(tool: Tool, model: BaseModel, ctx: ToolContext) -> BaseMode
 
 
 class CallPipeline:
-    """Runs calls for one ``Pegboard``; see the module docstring for the steps."""
+    """Runs calls against one tool set; see the module docstring for the steps.
 
-    def __init__(self, pegboard: Pegboard) -> None:
-        self.pb = pegboard
+    It gets what the steps need, not the whole ``Pegboard``: the registry, the hook runner,
+    the ``Authorizer``, why a not-yet-registered name may come (``pending_reason``), the
+    plugins (to name the ones that failed), the time limit of tools that set none, the secret
+    values to redact and where results of calls without a session are kept.
+    """
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        hooks: HookRunner,
+        authorizer: Authorizer,
+        pending_reason: Callable[[str], str | None],
+        plugins: Sequence[PluginInfo],
+        default_timeout: float,
+        secrets: Sequence[str],
+        fallback_results: Callable[[], ResultSink],
+    ) -> None:
+        self.registry = registry
+        self.hooks = hooks
+        self.authorizer = authorizer
+        self.pending_reason = pending_reason
+        self.plugins = plugins
+        self.default_timeout = default_timeout
+        self.secrets = list(secrets)
+        self.fallback_results = fallback_results
+        self._readers: tuple[int, list[Tool]] = (-1, [])
+        self.deadlines = Deadlines()
 
     async def run(
         self,
@@ -207,25 +247,14 @@ class CallPipeline:
             return True
         if approver is not None and state.permission is not None and state.permission.decision != "allow":
             return True
-        hooks = self.pb.hooks
-        return any(hooks.has(h) for h in INPUT_HOOKS)
+        return self.hooks.has_any(INPUT_HOOKS)
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
-        tool = self.pb.registry.find(name) if isinstance(name, str) else None
-        if tool is None and isinstance(name, str) and (pending := self.pb.pending_reason(name)):
-            raise CallRefused(ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {name!r} is not available yet: {pending}"))
+        tool = self.registry.find(name) if isinstance(name, str) else None
         if tool is None:
-            known = ", ".join(sorted(enabled if enabled is not None else self.pb.registry.tools)[:40])
-            failed = [p.name for p in self.pb.plugins if p.status == "failed"]
-            also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""
-            raise CallRefused(
-                ToolResult.refusal(
-                    Reason.UNKNOWN_TOOL,
-                    f"Unknown tool {name!r}. Available tools: {known or '(none)'}{also}",
-                )
-            )
-        if enabled is not None and tool.name not in enabled and (reason := tool.unavailable_reason()):
+            raise CallRefused(self._unknown(name, enabled))
+        if reason := tool.unavailable_reason():
             raise CallRefused(
                 ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
             )
@@ -239,18 +268,23 @@ class CallPipeline:
                     else f"Tool {tool.name!r} is not enabled for this agent; see `pegboard tools --explain` for why",
                 )
             )
-        if reason := tool.unavailable_reason():
-            raise CallRefused(
-                ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
-            )
         return tool
+
+    def _unknown(self, name: object, enabled: set[str] | None) -> ToolResult:
+        if isinstance(name, str) and (pending := self.pending_reason(name)):
+            return ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {name!r} is not available yet: {pending}")
+        known = ", ".join(sorted(enabled if enabled is not None else self.registry.tools)[:40])
+        failed = [p.name for p in self.plugins if p.status == "failed"]
+        also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""
+        message = f"Unknown tool {name!r}. Available tools: {known or '(none)'}{also}"
+        return ToolResult.refusal(Reason.UNKNOWN_TOOL, message)
 
     # 3 -------------------------------------------------------------------------------------
     async def pre_tool_use(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> BaseModel:
-        if not self.pb.hooks.has("pre_tool_use"):
+        if not self.hooks.has("pre_tool_use"):
             return model
         decisions: list[HookDecision] = []
-        async for plugin, answer in self.pb.hooks.each("pre_tool_use", state.hook_errors, call=call, context=ctx):
+        async for plugin, answer in self.hooks.each("pre_tool_use", state.hook_errors, call=call, context=ctx):
             decision = self._hook_decision(answer, plugin, "pre_tool_use", state)
             if decision is None:
                 continue
@@ -296,36 +330,41 @@ class CallPipeline:
 
     # 4 and 5 -------------------------------------------------------------------------------
     async def authorize(self, call: ToolCall, ctx: ToolContext, state: CallState, approver: Approver | None) -> None:
-        decision = await self.pb.decide_permission(call, ctx, state.hook_errors)
-        if state.original_input is not None and state.original_input != call.input:
-            decision = await self.before_rewrite(call, ctx, state, decision)
-        hook = state.hook_decision
-        if hook is not None and hook.decision == "ask" and decision.decision == "allow":
-            decision = PermissionDecision(
-                decision="ask", source=hook.source, reason=hook.reason or "a pre_tool_use hook asked"
-            )
-        elif (
-            hook is not None
-            and hook.decision == "allow"
-            and decision.decision == "ask"
-            and decision.rule is None
-            and not decision.hard
-        ):
-            decision = PermissionDecision(
-                decision="allow", source=hook.source, reason=hook.reason or "allowed by a pre_tool_use hook"
-            )
-        state.permission = decision
+        """Rules and hooks decide; a deny refuses, an allow runs, an ask goes to
+        ``permission_request`` hooks and then to whoever approves."""
+        decision = await self.rule_decision(call, ctx, state)
+        decision = state.permission = with_hook_opinion(decision, state.hook_decision)
         if decision.decision == "deny":
             raise CallRefused(ToolResult.refusal(Reason.DENIED, deny_message(call, decision), rule=decision.rule))
         if decision.decision == "allow":
             return
-        if ctx.mode == "dontAsk":
-            raise CallRefused(
-                ToolResult.refusal(
-                    Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)"
-                )
-            )
-        async for plugin, answer in self.pb.hooks.each(
+        refuse_unaskable(call, decision, ctx)
+        settled = await self.permission_request(call, ctx, state, decision)
+        if settled is None:
+            return
+        await self.approve(call, ctx, state, settled, approver)
+
+    async def rule_decision(self, call: ToolCall, ctx: ToolContext, state: CallState) -> PermissionDecision:
+        """The Authorizer's answer for the input as it is now and, when a hook rewrote it, for
+        the input as the model sent it: a rewrite must not launder a call that a rule covers."""
+        decision = await self.authorizer.decide(call, ctx, state.hook_errors)
+        if state.original_input is None or state.original_input == call.input:
+            return decision
+        original = ToolCall(call.tool, dict(state.original_input), call.requested_name, call.tool_use_id)
+        before = await self.authorizer.decide(original, ctx, state.hook_errors)
+        if before.rule is None or before.decision == "allow":
+            return decision
+        strongest = strongest_permission(
+            [decision, before.model_copy(update={"reason": f"{before.reason} (the input before a hook rewrote it)"})]
+        )
+        return strongest or decision
+
+    async def permission_request(
+        self, call: ToolCall, ctx: ToolContext, state: CallState, decision: PermissionDecision
+    ) -> PermissionDecision | None:
+        """``permission_request`` hooks may settle an ask; ``None`` when one allowed the call,
+        else the ask (perhaps a stricter one) that goes on to the approver."""
+        async for plugin, answer in self.hooks.each(
             "permission_request", state.hook_errors, call=call, decision=decision, context=ctx
         ):
             settled = self._hook_decision(answer, plugin, "permission_request", state)
@@ -334,29 +373,47 @@ class CallPipeline:
             self._collect(settled, state)
             if settled.updated_input is not None:
                 self._revalidate(call, settled, plugin)
-                # a rewritten input is checked against the rules again: a deny rule refuses it,
-                # an ask rule it newly meets goes to the approver instead of this hook's allow
-                recheck = await self.pb.decide_permission(call, ctx, state.hook_errors)
-                if recheck.decision == "deny" or (
-                    recheck.decision == "ask" and recheck.rule is not None and recheck.rule != decision.rule
-                ):
-                    decision = state.permission = recheck
-                    if recheck.decision == "deny":
-                        raise CallRefused(
-                            ToolResult.refusal(Reason.DENIED, deny_message(call, recheck), rule=recheck.rule)
-                        )
-                    break
+                recheck = await self.rechecked(call, ctx, state, decision)
+                if recheck is not None:
+                    return recheck
             if settled.decision == "allow" and decision.hard:
                 state.notices.append(f"permission_request hook {plugin} cannot approve this: {decision.reason}")
             elif settled.decision == "allow":
-                return
+                return None
             if settled.decision == "deny":
                 raise CallRefused(
                     ToolResult.refusal(
                         Reason.DENIED, f"Denied by permission_request hook ({plugin}): {settled.reason or ''}"
                     )
                 )
-        answer = await self.pb.hooks.first(
+        return decision
+
+    async def rechecked(
+        self, call: ToolCall, ctx: ToolContext, state: CallState, decision: PermissionDecision
+    ) -> PermissionDecision | None:
+        """A permission_request hook rewrote the input: it is checked against the rules again.
+        A deny rule refuses it; an ask rule it newly meets goes to the approver instead of
+        the hook's allow (returned); otherwise ``None``."""
+        recheck = await self.authorizer.decide(call, ctx, state.hook_errors)
+        if recheck.decision == "deny":
+            state.permission = recheck
+            raise CallRefused(ToolResult.refusal(Reason.DENIED, deny_message(call, recheck), rule=recheck.rule))
+        if recheck.decision == "ask" and recheck.rule is not None and recheck.rule != decision.rule:
+            state.permission = recheck
+            return recheck
+        return None
+
+    async def approve(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        state: CallState,
+        decision: PermissionDecision,
+        approver: Approver | None,
+    ) -> None:
+        """A ``request_approval`` hook answers first, else the caller's approver; only ``True``
+        (or a ``PermissionUpdate`` that approves) lets the call run."""
+        answer = await self.hooks.first(
             "request_approval", state.hook_errors, call=call, decision=decision, context=ctx
         )
         if answer is None and approver is not None:
@@ -381,28 +438,15 @@ class CallPipeline:
             ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision, ctx, approver)}; {nobody}")
         )
 
-    async def before_rewrite(
-        self, call: ToolCall, ctx: ToolContext, state: CallState, decision: PermissionDecision
-    ) -> PermissionDecision:
-        """Deny and ask rules also judge the input as the model sent it, before hooks rewrote
-        it: a rewrite must not launder a call that a rule covers."""
-        original = ToolCall(call.tool, dict(state.original_input or {}), call.requested_name, call.tool_use_id)
-        before = await self.pb.decide_permission(original, ctx, state.hook_errors)
-        if before.rule is None or before.decision == "allow":
-            return decision
-        strongest = strongest_permission(
-            [decision, before.model_copy(update={"reason": f"{before.reason} (the input before a hook rewrote it)"})]
-        )
-        return strongest or decision
-
     # 6 -------------------------------------------------------------------------------------
     async def execute(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> ToolResult:
-        timeout = call.tool.timeout or self.pb.default_timeout
+        timeout = call.tool.timeout or self.default_timeout
         if ctx.session is not None and ctx.session.has_readers():
             await asyncio.sleep(0)  # let events() readers take call_started before the tool runs
         try:
-            async with asyncio.timeout(timeout):
-                value = await call.tool.run(model, ctx)
+            value = await self._run_within(call, model, ctx, timeout)
+            if isinstance(value, ToolResult):
+                state.foreign.append(value)
             return coerce_result(value)
         except TimeoutError as exc:
             result = ToolResult.refusal(
@@ -415,10 +459,25 @@ class CallPipeline:
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}")
             return await self.failure(call, exc, result, ctx, state)
 
+    async def _run_within(self, call: ToolCall, model: BaseModel, ctx: ToolContext, timeout: float) -> object:
+        """The tool's own run, cancelled after ``timeout`` seconds (then ``TimeoutError``)."""
+        limit = self.deadlines.start(timeout)
+        try:
+            value = await call.tool.run(model, ctx)
+        except asyncio.CancelledError:
+            if self.deadlines.end(limit):
+                raise TimeoutError from None
+            raise
+        except BaseException:
+            self.deadlines.end(limit)
+            raise
+        self.deadlines.end(limit)
+        return value
+
     async def failure(
         self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState
     ) -> ToolResult:
-        async for plugin, answer in self.pb.hooks.each(
+        async for plugin, answer in self.hooks.each(
             "post_tool_use_failure", state.hook_errors, call=call, error=exc, context=ctx
         ):
             if (decision := self._hook_decision(answer, plugin, "post_tool_use_failure", state)) is not None:
@@ -429,12 +488,13 @@ class CallPipeline:
     async def post_tool_use(self, call: ToolCall, result: ToolResult, ctx: ToolContext, state: CallState) -> ToolResult:
         if result.is_error and result.reason in (Reason.TOOL_ERROR, Reason.TIMEOUT):
             return result
-        if not self.pb.hooks.has("post_tool_use"):
+        if not self.hooks.has("post_tool_use"):
             return result
-        async for plugin, answer in self.pb.hooks.each(
+        async for plugin, answer in self.hooks.each(
             "post_tool_use", state.hook_errors, call=call, result=result, context=ctx
         ):
             if isinstance(answer, ToolResult):
+                state.foreign.append(answer)
                 result = answer
                 continue
             decision = self._hook_decision(answer, plugin, "post_tool_use", state)
@@ -443,6 +503,7 @@ class CallPipeline:
             self._collect(decision, state)
             if decision.updated_output is not None:
                 try:
+                    state.foreign.append(decision.updated_output)
                     result = coerce_result(decision.updated_output)
                 except TypeError as exc:
                     state.hook_errors.append(HookError("post_tool_use", plugin, f"invalid updated_output: {exc}"))
@@ -459,40 +520,55 @@ class CallPipeline:
 
     # 8 -------------------------------------------------------------------------------------
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
-        reader = next(
-            (
-                t
-                for t in self.pb.registry.tools.values()
-                if t.reads_results and (enabled is None or t.name in enabled)
-            ),
-            None,
-        )
-        session = ctx.session
-        if session is None:
-            session = self.pb._memory_session(None)
+        reader = next((t for t in self.readers() if enabled is None or t.name in enabled), None)
         return project(
             result,
             tool=tool.name,
             limit=tool.max_result_chars,
-            store=session.results,
-            secrets=self.pb.secrets,
+            store=ctx.session.results if ctx.session is not None else self.fallback_results(),
+            secrets=self.secrets,
             reader=reader.name if reader else None,
             note=reader.result_note if reader else None,
             redact_text=not tool.reads_results,
         )
 
+    def readers(self) -> list[Tool]:
+        """The registered tools that page through stored results, per state of the tool set."""
+        version, found = self._readers
+        if version != self.registry.version:
+            found = [t for t in self.registry.tools.values() if t.reads_results]
+            self._readers = (self.registry.version, found)
+        return found
+
     # helpers -------------------------------------------------------------------------------
     def _hook_decision(self, answer: Any, plugin: str, hook: str, state: CallState) -> HookDecision | None:
-        if isinstance(answer, HookDecision):
-            return answer if answer.source else answer.model_copy(update={"source": plugin})
-        if isinstance(answer, Mapping):
+        """A hook's answer as one ``HookDecision``; a field its stage cannot use is reported
+        in ``hook_errors`` and left out, never silently dropped."""
+        if isinstance(answer, PreToolUseDecision | PostToolUseDecision):
+            answer = HookDecision(**dict(answer))
+        elif isinstance(answer, Mapping):
             try:
-                return HookDecision.model_validate({**answer, "source": answer.get("source", plugin)})
+                answer = HookDecision.model_validate({**answer, "source": answer.get("source", plugin)})
             except ValidationError as exc:
                 state.hook_errors.append(HookError(hook, plugin, f"invalid decision: {exc.errors()[0]['msg']}"))
                 return None
-        state.hook_errors.append(HookError(hook, plugin, f"returned {type(answer).__name__}, expected HookDecision"))
-        return None
+        elif not isinstance(answer, HookDecision):
+            expected = "PostToolUseDecision" if hook in AFTER_RUN_HOOKS else "PreToolUseDecision"
+            state.hook_errors.append(HookError(hook, plugin, f"returned {type(answer).__name__}, expected {expected}"))
+            return None
+        if hook in BEFORE_RUN_HOOKS and answer.updated_output is not None:
+            state.hook_errors.append(
+                HookError(hook, plugin, f"updated_output ignored: {hook} runs before the tool, so only "
+                          "post_tool_use may replace the output (return a PreToolUseDecision)")
+            )
+            answer = answer.model_copy(update={"updated_output": None})
+        if hook in AFTER_RUN_HOOKS and answer.updated_input is not None:
+            state.hook_errors.append(
+                HookError(hook, plugin, f"updated_input ignored: {hook} runs after the tool, so only "
+                          "pre_tool_use or permission_request may rewrite the input (return a PostToolUseDecision)")
+            )
+            answer = answer.model_copy(update={"updated_input": None})
+        return answer if answer.source else answer.model_copy(update={"source": plugin})
 
     @staticmethod
     def _collect(decision: HookDecision, state: CallState) -> None:
@@ -517,7 +593,36 @@ class CallPipeline:
             extra["permission"] = state.permission.to_json()
         if not extra:
             return result
-        return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+        if any(result is f for f in state.foreign):
+            return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+        result.metadata = {**result.metadata, **extra}
+        return result
+
+
+def with_hook_opinion(decision: PermissionDecision, hook: HookDecision | None) -> PermissionDecision:
+    """A ``pre_tool_use`` hook's ``ask`` turns a rule's allow into an ask; its ``allow``
+    settles an ask that no rule made and that is not hard (a tool-default ask)."""
+    if hook is None:
+        return decision
+    if hook.decision == "ask" and decision.decision == "allow":
+        return PermissionDecision(decision="ask", source=hook.source, reason=hook.reason or "a pre_tool_use hook asked")
+    if hook.decision == "allow" and decision.decision == "ask" and decision.rule is None and not decision.hard:
+        return PermissionDecision(
+            decision="allow", source=hook.source, reason=hook.reason or "allowed by a pre_tool_use hook"
+        )
+    return decision
+
+
+def refuse_unaskable(call: ToolCall, decision: PermissionDecision, ctx: ToolContext) -> None:
+    """``dontAsk`` mode: whatever still asks after the rules and hooks is denied, not asked.
+
+    The rule engine already denies its own asks in this mode; this is the one place where an
+    ask from a hook (or a ``check_permission`` opinion) meets the mode.
+    """
+    if ctx.mode == "dontAsk":
+        raise CallRefused(
+            ToolResult.refusal(Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)")
+        )
 
 
 def deny_message(call: ToolCall, decision: PermissionDecision) -> str:

@@ -57,10 +57,48 @@ class PluginInfo:
         }
 
 
-def new_plugin_manager() -> pluggy.PluginManager:
-    pm = pluggy.PluginManager(PROJECT_NAME)
+class PluginManager(pluggy.PluginManager):
+    """pluggy's manager, telling ``on_change`` listeners when the registered plugins change,
+    so that the hook runner works out each hook's implementations once per set of plugins."""
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self.on_change: list[Callable[[], None]] = []
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        try:
+            return super().register(plugin, name)
+        finally:
+            self._changed()
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self._changed()
+
+    def _changed(self) -> None:
+        for listener in self.on_change:
+            listener()
+
+
+def new_plugin_manager() -> PluginManager:
+    pm = PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     return pm
+
+
+def wrapper_problems(plugin_name: str, impls: Iterable[Any]) -> list[str]:
+    """Hook wrappers (``hookwrapper=True`` / ``wrapper=True``) are refused: Pegboard calls each
+    implementation on its own, awaits it and isolates its failure, so a wrapper around the
+    others would never run as its author meant."""
+    return [
+        f"plugin {plugin_name!r} implements {hook} as a hook wrapper "
+        f"({'hookwrapper' if impl.hookwrapper else 'wrapper'}=True), which Pegboard does not support; "
+        f"make {hook} a plain @hookimpl (tryfirst=True or trylast=True set its place in the order)"
+        for hook, impl in impls
+        if impl.hookwrapper or impl.wrapper
+    ]
 
 
 def entry_points() -> list[Any]:
@@ -151,6 +189,11 @@ class PluginLoader:
         if unknown:
             self.pm.unregister(obj)
             self._fail(info, "; ".join(_unknown_hook(name) for name in unknown))
+            return
+        mine = [(c.name, i) for c in callers for i in c.get_hookimpls() if i.plugin is obj]
+        if wrappers := wrapper_problems(info.name, mine):
+            self.pm.unregister(obj)
+            info.status, info.error = "failed", "; ".join(wrappers)
             return
         try:
             self._run_registration(info.name, obj)

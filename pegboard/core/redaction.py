@@ -75,6 +75,10 @@ _SCANS: tuple[tuple[re.Pattern[str], tuple[tuple[int, int], ...]], ...] = (
 )
 
 
+#: every lead holds one of the scans' pivot characters; a text without any has no anchor
+_PIVOTS = re.compile(r"[-_:I]")
+
+
 def _anchors(text: str) -> Iterator[tuple[int, int]]:
     """``(start, shape)`` for every occurrence of a shape's lead (``sk-``, ``AKIA``, ``://`` ...).
 
@@ -175,7 +179,7 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     passes that find the anchors, and the patterns over the small windows around them.
     """
     text = _replace_secrets(text, secrets)
-    windows = _windows(text)
+    windows = _windows(text) if _PIVOTS.search(text) else []
     if not windows:
         return text
     pieces: list[str] = []

@@ -38,6 +38,8 @@ class Registry:
     version: int = 0
     _keys: dict[str, str] = field(default_factory=dict)
     _key_owner: dict[str, str] = field(default_factory=dict)
+    #: changes with every registration or removal, so what depends on the registry is cached
+    version: int = 0
 
     def check_tool(self, tool: Tool, owner: str) -> None:
         """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
@@ -69,6 +71,7 @@ class Registry:
 
     def remove_owner(self, owner: str) -> None:
         """Forget everything ``owner`` registered (a plugin that failed half-way)."""
+        self.version += 1
         for name in [n for n, o in self.tool_owner.items() if o == owner]:
             del self.tools[name]
             del self.tool_owner[name]
@@ -90,10 +93,14 @@ class Registry:
 
     def find(self, name: str) -> Tool | None:
         """The tool registered under ``name`` or one of its aliases, ignoring case, ``_`` and ``-``."""
+        exact = self.tools.get(name) if isinstance(name, str) else None
+        if exact is not None:  # a registered name is its own key's only tool
+            return exact
         canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
         return self.tools.get(canonical) if canonical else None
 
     def add_group(self, name: str, members: Iterable[str], description: str = "", *, owner: str) -> None:
+        self.version += 1
         if isinstance(name, str) and name.startswith("group:"):
             name = name[len("group:") :]
         validate_tool_name(name, "group name")
@@ -110,6 +117,7 @@ class Registry:
             group.owners.append(owner)
 
     def add_config_section(self, section: ConfigSection, owner: str) -> None:
+        self.version += 1
         if not isinstance(section, ConfigSection):
             raise ToolDefinitionError(f"register() takes a pegboard.ConfigSection, got {type(section).__name__}")
         other = self.config_sections.get(section.key)
@@ -123,6 +131,7 @@ class Registry:
         self.config_sections[section.key] = replace(section, owner=owner)
 
     def add_profile(self, profile: Profile, owner: str) -> None:
+        self.version += 1
         if not isinstance(profile, Profile):
             raise ToolDefinitionError(f"register() takes a pegboard.Profile, got {type(profile).__name__}")
         if profile.name in self.profiles:
@@ -134,6 +143,7 @@ class Registry:
         self.profile_owner[profile.name] = owner
 
     def add_provider_policy(self, policy: ProviderPolicy, owner: str) -> None:
+        self.version += 1
         if not isinstance(policy, ProviderPolicy):
             raise ToolDefinitionError(f"register() takes a pegboard.ProviderPolicy, got {type(policy).__name__}")
         for other in self.provider_policies:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -59,6 +60,15 @@ class ToolResult(BaseModel):
         """An error result carrying a stable reason code and a message that says how to fix it."""
         return cls(content=[TextBlock(text=message)], is_error=True, reason=str(reason), metadata=metadata)
 
+    @classmethod
+    def error(cls, message: str, **metadata: Any) -> ToolResult:
+        """A tool's own failure (reason ``tool_error``): what went wrong and how to go on.
+
+        ``error_kind="..."`` and other keywords land in ``metadata`` for hosts that react to
+        the kind of failure; the model reads ``message``.
+        """
+        return cls(content=[TextBlock(text=message)], is_error=True, reason=Reason.TOOL_ERROR.value, metadata=metadata)
+
     @property
     def text(self) -> str:
         """All text blocks joined by newlines."""
@@ -76,8 +86,6 @@ class ToolResult(BaseModel):
 
 
 def _jsonable(value: Any) -> Any:
-    import json
-
     try:
         return json.loads(json.dumps(value, default=str))
     except (TypeError, ValueError):
@@ -89,8 +97,6 @@ def coerce_result(value: object) -> ToolResult:
 
     A string becomes a text block; a dict becomes a structured value with its JSON as text.
     """
-    import json
-
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):

@@ -106,10 +106,16 @@ def check_call_options(method: str, options: Mapping[str, object]) -> None:
     raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
 
 
+_NO_SELECTION = Selection()
+
+
 def selection_of(options: Mapping[str, Any]) -> Selection:
-    """The :class:`Selection` part of :class:`CallOptions`."""
+    """The :class:`Selection` part of :class:`CallOptions` (one shared empty one when none is given)."""
     get = options.get
-    return Selection(get("agent"), get("provider"), get("model"), get("profile"), get("subagent"))
+    agent, provider, model, profile, subagent = (get(k) for k in ("agent", "provider", "model", "profile", "subagent"))
+    if agent is None and provider is None and model is None and profile is None and subagent is None:
+        return _NO_SELECTION
+    return Selection(agent, provider, model, profile, subagent)
 
 
 @dataclass(frozen=True)

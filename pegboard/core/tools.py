@@ -75,7 +75,7 @@ class ToolPermissions:
         if pb is None:
             return None
         session = self._ctx.session
-        return pb.permission_engine(
+        return pb._permission_engine(
             cwd=self._ctx.cwd,
             mode=self._ctx.mode,
             additional_dirs=self._ctx.additional_dirs,

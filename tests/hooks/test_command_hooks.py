@@ -639,7 +639,7 @@ async def test_parsed_config_lives_in_the_pegboards_stash_until_it_closes(tmp_pa
     pb = board(tmp_path, hooks("PreToolUse", cmd("exit 0")))
     other = board(tmp_path, {})
     await pb.call("Bash", {"command": "make build"}, approver=Approver())
-    assert [entry[0] for entry in pb.stash[PARSED].values()] == [pb.loaded_config]
+    assert [entry[0] for entry in pb.stash[PARSED].values()] == [pb._loaded_config]
     assert PARSED not in other.stash
     await pb.aclose()
     assert PARSED not in pb.stash

@@ -41,7 +41,7 @@ def settings(config: Any) -> Mapping[str, Any]:
 
 
 def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
+    return ToolResult.error(message, error_kind=kind, **metadata)
 
 
 def _subjects(input: ApplyPatchInput) -> Subjects:

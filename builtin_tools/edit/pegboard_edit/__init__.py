@@ -67,7 +67,7 @@ class MultiEditInput(BaseModel):
 
 
 def _fail(kind: str, message: str, **metadata: Any) -> ToolResult:
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
+    return ToolResult.error(message, error_kind=kind, **metadata)
 
 
 @dataclass

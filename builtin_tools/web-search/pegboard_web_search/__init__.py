@@ -149,7 +149,7 @@ async def web_search(input: WebSearchInput, ctx: ToolContext) -> ToolResult:
     try:
         hits, cached = await cache.get_or_fetch((backend.name, request.query, asked), run)
     except SearchError as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind=exc.error_kind, backend=backend.name)
+        return ToolResult.error(str(exc), error_kind=exc.error_kind, backend=backend.name)
     kept = filter_hits(hits, request.allowed_domains, request.blocked_domains)[:count]
     structured: dict[str, Any] = {
         "query": request.query, "backend": backend.name, "results": [h.to_json() for h in kept],

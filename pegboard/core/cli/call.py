@@ -117,7 +117,7 @@ def command(
         )
     except (SessionError, SessionStoreError) as exc:
         fail(str(exc), EXIT_USAGE)
-    for diag in pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs)).diagnostics:
+    for diag in pb._permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs)).diagnostics:
         click.echo(f"warning: {diag}", err=True)
     emit_result(result, as_json, session=sid)
 

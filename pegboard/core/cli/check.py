@@ -136,7 +136,7 @@ def check(
     pb = _load(config_files, cwd)
     _check_input(pb, tool, tool_input)
     assert tool_input is not None
-    engine = pb.permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)
+    engine = pb._permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)
     for diag in engine.diagnostics:
         click.echo(f"warning: {diag}", err=True)
     decision = pb.check(tool, tool_input, cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)

@@ -147,7 +147,7 @@ def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[
         for key, value in _profile_fields(layer.data)
         if isinstance(value, str) and value.strip() and value.strip().casefold() not in {n.casefold() for n in names}
     ]
-    warnings = [f"{where}: {w}" for w in policy_problems(pb.catalog(), model)[1]] if model is not None else []
+    warnings = [f"{where}: {w}" for w in policy_problems(pb._catalog_now(), model)[1]] if model is not None else []
     return errors, warnings
 
 

@@ -16,7 +16,7 @@ def group_rows(pb: Any) -> list[dict[str, Any]]:
 
     registered = pb.registry.groups
     rows = []
-    for name, members in iter_groups(pb.catalog()):
+    for name, members in iter_groups(pb._catalog_now()):
         group = registered.get(name)
         missing = []
         if group is not None:

@@ -197,7 +197,7 @@ def _remove(pb: Any, store: Any, session_id: str) -> bool:
 def prune(older_than: str | None, config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> None:
     """Remove sessions nobody used for a while."""
     pb, _ = _store(config_files, cwd)
-    age = parse_duration(older_than) if older_than is not None else pb.retention_seconds()
+    age = parse_duration(older_than) if older_than is not None else pb._retention_seconds()
     removed = pb.prune_sessions(age)
     if as_json:
         emit_json({"removed": removed, "older_than_seconds": age})

@@ -388,7 +388,7 @@ class McpManager:
             return ToolResult.refusal(
                 "tool_error", f"{what} failed: the server disconnected during the call; it is being reconnected"
             )
-        return ToolResult.refusal("tool_error", f"{what} failed: {_describe(exc)}")
+        return ToolResult.error(f"{what} failed: {_describe(exc)}")
 
     async def list_resources(self, server: str | None, cursor: str | None, templates: bool) -> ToolResult:
         return await self.run(self._list_resources(server, cursor, templates))
@@ -407,7 +407,7 @@ class McpManager:
                 continue
             if not state.has_resources:
                 if server:
-                    return ToolResult.refusal("tool_error", f"MCP server {name!r} offers no resources")
+                    return ToolResult.error(f"MCP server {name!r} offers no resources")
                 continue
             try:
                 if templates:

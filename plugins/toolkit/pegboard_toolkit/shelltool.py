@@ -36,7 +36,7 @@ async def foreground_result(
     try:
         outcome = await run
     except (ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", f"could not start the command: {exc}", error_kind="spawn_failed")
+        return ToolResult.error(f"could not start the command: {exc}", error_kind="spawn_failed")
     return shell_result(ctx, tool, command, outcome, start_cwd=start_cwd)
 
 
@@ -47,7 +47,7 @@ async def start_background(ctx: ToolContext, **task: Any) -> TaskRecord | ToolRe
     try:
         return await start_shell_task(ctx, **task)
     except (TaskError, ExecError, FileNotFoundError) as exc:
-        return ToolResult.refusal("tool_error", str(exc), error_kind="background_start_failed")
+        return ToolResult.error(str(exc), error_kind="background_start_failed")
 
 
 __all__ = ["empty_command", "foreground_result", "start_background"]

@@ -26,7 +26,7 @@ def config_value(ctx: ToolContext, *keys: str) -> Any:
 
 def tool_failure(message: str, kind: str, **metadata: Any) -> ToolResult:
     """A tool's own failure: reason ``tool_error`` and ``metadata["error_kind"] = kind``."""
-    return ToolResult.refusal("tool_error", message, error_kind=kind, **metadata)
+    return ToolResult.error(message, error_kind=kind, **metadata)
 
 
 def seconds_setting(ctx: ToolContext, tool: str, default: float) -> float | ToolResult:

@@ -147,7 +147,7 @@ def error_result(exc: BaseException, url: str) -> ToolResult:
     if isinstance(exc, FetchError) and exc.status is not None:
         meta["status"] = exc.status
     message = str(exc) if kind != "invalid_url" else f"not a URL that can be fetched: {exc}"
-    return ToolResult.refusal("tool_error", message, **meta)
+    return ToolResult.error(message, **meta)
 
 
 def cut(text: str, limit: int) -> tuple[str, bool]:
