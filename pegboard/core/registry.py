@@ -34,12 +34,10 @@ class Registry:
     profile_owner: dict[str, str] = field(default_factory=dict)
     provider_policies: list[ProviderPolicy] = field(default_factory=list)
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
-    #: grows with every tool registered or removed
+    #: grows with every registration or removal, so what depends on the registry is cached
     version: int = 0
     _keys: dict[str, str] = field(default_factory=dict)
     _key_owner: dict[str, str] = field(default_factory=dict)
-    #: changes with every registration or removal, so what depends on the registry is cached
-    version: int = 0
 
     def check_tool(self, tool: Tool, owner: str) -> None:
         """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
@@ -75,7 +73,6 @@ class Registry:
         for name in [n for n, o in self.tool_owner.items() if o == owner]:
             del self.tools[name]
             del self.tool_owner[name]
-            self.version += 1
         for key in [k for k, o in self._key_owner.items() if o == owner]:
             del self._keys[key]
             del self._key_owner[key]
