@@ -5,7 +5,7 @@ command never approves what the program runs, and deny rules see the commands in
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.permissions.support import bash, engine
@@ -260,6 +260,11 @@ _PIECE = st.sampled_from(["a", "b", "/", ".", "x", ",", "{", "}", "1..3", "c..a"
 
 @SETTINGS
 @given(st.lists(_PIECE, min_size=1, max_size=9).map("".join))
+@example("{{,}")
+@example("a{},}")
+@example("a{b}}c,d}")
+@example("x{{a,b}}")
+@example("a{b{c,d}e}f")
 def test_brace_expansion_agrees_with_bash(word: str) -> None:
     import subprocess
 
@@ -289,3 +294,29 @@ def test_split_and_shuf_inside_stay_approved() -> None:
     assert bash(e, "shuf -n 3 data.txt") == "allow"
     assert bash(e, "shuf -e a b c") == "allow"
     assert bash(e, "split --filter='rm x' data.txt") == "ask"
+
+
+GIT_OUTPUT = engine(allow=["Bash(git diff *)", "Bash(git log *)", "Bash(git show *)"], deny=["Edit(//etc/**)"])
+
+
+@pytest.mark.parametrize("command", [
+    "git diff --output=/etc/x",
+    "git diff --output /etc/x HEAD",
+    "git log -p --output=/etc/cron.d/job",
+    "git -C . show --output=/etc/passwd HEAD",
+])
+def test_a_git_output_file_is_judged_by_edit_rules(command: str) -> None:
+    assert bash(GIT_OUTPUT, command) == "deny", GIT_OUTPUT.check("Bash", {"command": command}).reason
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(min_value=3, max_value=6), st.booleans())
+def test_every_prefix_of_git_output_is_judged(length: int, glued: bool) -> None:
+    option = "--" + "output"[:length]
+    command = f"git diff {option}=/etc/x" if glued else f"git diff {option} /etc/x"
+    assert bash(GIT_OUTPUT, command) == "deny"
+
+
+def test_git_output_inside_asks_and_indicators_are_not_files() -> None:
+    assert bash(GIT_OUTPUT, "git diff --output=changes.patch") == "ask"
+    assert bash(GIT_OUTPUT, "git diff --output-indicator-new=+ HEAD") == "allow"

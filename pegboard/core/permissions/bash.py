@@ -288,27 +288,57 @@ _SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$"
 
 def brace_expand(word: str, limit: int = 64) -> list[str] | None:
     """The words bash makes of ``word`` by brace expansion (``a{b,c}`` -> ``ab ac``,
-    ``{1..3}``), in order; None when there would be more than ``limit``."""
-    depth, start = 0, -1
-    for i, ch in enumerate(word):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                alts = _brace_alternatives(word[start + 1:i])
-                if alts is None:
-                    continue
-                out: list[str] = []
-                for alt in alts:
-                    more = brace_expand(word[:start] + alt + word[i + 1:], limit)
-                    if more is None or len(out) + len(more) > limit:
-                        return None
-                    out += more
-                return out
+    ``{1..3}``), in order; None when there would be more than ``limit``.
+
+    As bash does, the first ``{`` that opens a brace expression (a matching ``}`` with a
+    top-level comma or a sequence) wins; one that does not (``{{,}``, ``a{b{c,d}e}``) is
+    plain text and the search goes on from the next ``{``. The text before the expression is
+    kept as it is, each alternative and the text after it are expanded in turn."""
+    start = word.find("{")
+    while start != -1:
+        end = _matching_close(word, start)
+        alts = _brace_alternatives(word[start + 1:end]) if end is not None else None
+        if end is not None and alts is not None:
+            out: list[str] = []
+            tails = brace_expand(word[end + 1:], limit)
+            if tails is None:
+                return None
+            for alt in alts:
+                middles = brace_expand(alt, limit)
+                if middles is None:
+                    return None
+                for middle in middles:
+                    for tail in tails:
+                        out.append(word[:start] + middle + tail)
+                        if len(out) > limit:
+                            return None
+            return out
+        start = word.find("{", start + 1)
     return [word]
+
+
+def _matching_close(word: str, start: int) -> int | None:
+    """The index of the ``}`` that closes the brace expression opened at ``start``, or None.
+
+    As bash's scanner does: a ``}`` at the top level closes it only once a top-level comma
+    came or the text so far is a sequence (``a{b}}c,d}`` is ``a`` + ``{b}}c,d}``); a ``{`` at
+    the start of the word followed by ``}`` opens nothing (``{}``, as ``find -exec`` uses)."""
+    if start == 0 and word[1:2] == "}":
+        return None
+    depth = 0
+    commas = False
+    for i in range(start + 1, len(word)):
+        ch = word[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth:
+                depth -= 1
+            elif commas or _SEQUENCE.match(word[start + 1:i]):
+                return i
+        elif ch == "," and depth == 0:
+            commas = True
+    return None
 
 
 def _expand_braces(args: list[Word]) -> list[Word]:
@@ -347,7 +377,7 @@ def _brace_alternatives(body: str) -> list[str] | None:
     for ch in body:
         if ch == "{":
             depth += 1
-        elif ch == "}":
+        elif ch == "}" and depth:
             depth -= 1
         if ch == "," and depth == 0:
             parts.append(cur)
@@ -1177,9 +1207,27 @@ class _Analysis:
             reads_ok = self.xargs_names(u, name) and reads_ok
         if name == "git":
             reads_ok = self.git_files(u, args) and reads_ok
+            outputs = self.git_outputs(args)
+            if outputs:
+                inside, _all_allowed = self.check_writes("git", outputs)
+                writes_inside = writes_inside and inside
         if u.chdir:
             reads_ok = writes_inside = False
         return reads_ok, writes_inside
+
+    def git_outputs(self, args: list[Word]) -> list[Word]:
+        """The files ``--output`` makes the git subcommand write (checked against Edit rules)."""
+        call = self.git_call(args)
+        rest = args[call.sub + 1:]
+        words: list[Word] = []
+        for k in E.git_output_files([w.value for w in rest]):
+            w = rest[k]
+            if w.value.startswith("--") and "=" in w.value:
+                value = w.value.split("=", 1)[1]
+                words.append(Word(value=value, raw=value, dynamic=w.dynamic, glob=w.glob, tilde=w.tilde))
+            else:
+                words.append(w)
+        return words
 
     def git_files(self, u: _Unwrapped, args: list[Word]) -> bool:
         """git show HEAD:.env, git grep x -- .env, git log -p .env: operands may name files."""

@@ -631,6 +631,26 @@ _GIT_BAD_LONG = ("output", "open-files-in-pager", "ext-diff", "exec", "upload-pa
 _GIT_OUTPUT_INDICATORS = ("--output-indicator-new", "--output-indicator-old", "--output-indicator-context")
 
 
+def git_output_files(rest: list[str]) -> list[int]:
+    """Indexes in ``rest`` of the files a ``--output=FILE`` option (any unambiguous prefix, as
+    git's option parser takes) makes a git subcommand write: ``git diff --output=x`` writes x."""
+    found: list[int] = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--":
+            break
+        body, eq, _value = a[2:].partition("=") if a.startswith("--") else ("", "", "")
+        if len(body) >= 3 and "output".startswith(body) and a.split("=", 1)[0] not in _GIT_OUTPUT_INDICATORS:
+            if eq:
+                found.append(i)
+            elif i + 1 < len(rest):
+                found.append(i + 1)
+                i += 1
+        i += 1
+    return found
+
+
 def git_option_danger(rest: list[str]) -> str | None:
     for a in rest:
         if a == "--":
