@@ -113,6 +113,7 @@ class Pegboard:
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
         self._registered_cache: tuple[int, Sequence[Tool]] = (-1, ())
+        self._availability: tuple[int, tuple[str | None, ...], dict[int, int]] = (-1, (), {})
         self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
@@ -314,7 +315,42 @@ class Pegboard:
         if self._tool_sources:
             self._sync_tool_sources()
         registered = self._registered()
+        return self._resolved(
+            registered, self._check_availability(registered), agent, provider, model, profile, subagent
+        )
+
+    def _check_availability(self, registered: Sequence[Tool]) -> tuple[str | None, ...]:
+        """Every registered tool's availability, checked now and kept for :meth:`_call_policy`."""
         unavailable = tuple(t.unavailable_reason() for t in registered)
+        self._availability = (self.registry.version, unavailable, {id(t): i for i, t in enumerate(registered)})
+        return unavailable
+
+    def _call_availability(self, name: Any) -> tuple[Sequence[Tool], tuple[str | None, ...]]:
+        """The availability a call is authorized against: the last full check, kept while the
+        registry is unchanged and the called tool's own answer (available or not) still agrees
+        with it; otherwise every tool is checked again. Only the called tool's availability
+        decides a call, so the other tools are re-checked when the tool list is asked for."""
+        registered = self._registered()
+        version, unavailable, position = self._availability
+        if version != self.registry.version:
+            return registered, self._check_availability(registered)
+        tool = self.registry.find(name) if isinstance(name, str) else None
+        if tool is not None:
+            i = position.get(id(tool))
+            if i is None or (tool.unavailable_reason() is None) != (unavailable[i] is None):
+                return registered, self._check_availability(registered)
+        return registered, unavailable
+
+    def _resolved(
+        self,
+        registered: Sequence[Tool],
+        unavailable: tuple[str | None, ...],
+        agent: str | None,
+        provider: str | None,
+        model: str | None,
+        profile: str | None,
+        subagent: str | None,
+    ) -> PolicyResult:
         key = (agent, provider, model, profile, subagent, self.registry.version, unavailable)
         cached = self._policy_cache.get(key)
         if cached is None:
@@ -506,12 +542,15 @@ class Pegboard:
         approver: Approver | None,
     ) -> ToolResult:
         try:
-            policy = self.tools(
-                agent=selection.agent,
-                provider=selection.provider,
-                model=selection.model,
-                profile=selection.profile,
-                subagent=selection.subagent,
+            if self._tool_sources:
+                self._sync_tool_sources()
+            policy = self._resolved(
+                *self._call_availability(name),
+                selection.agent,
+                selection.provider,
+                selection.model,
+                selection.profile,
+                selection.subagent,
             )
             enabled, why = self._call_sets(policy)
             ctx = self.context(

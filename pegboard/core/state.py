@@ -31,12 +31,44 @@ T = TypeVar("T")
 _MISSING: Any = object()
 
 
+_ATOMS = (str, int, float, bool, type(None))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as ``dataclasses.asdict`` copies it, for atoms and plain lists and dicts of them."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is list:
+        return [_plain(v) for v in value]
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    raise _NotPlain
+
+
+def _dataclass_dict(value: Any) -> dict[str, Any]:
+    """``dataclasses.asdict(value)``, without its generic deep copy when the fields are plain
+    data (a session slot is encoded on every update)."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is None:
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    try:
+        return {name: _plain(getattr(value, name)) for name in names}
+    except _NotPlain:
+        return dataclasses.asdict(value)
+
+
 def _default_encode(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        return _dataclass_dict(value)
     if isinstance(value, set | frozenset | tuple):
         return sorted(value) if isinstance(value, set | frozenset) else list(value)
     return value

@@ -284,3 +284,25 @@ async def test_call_and_session_share_their_options_and_refuse_unknown_ones() ->
         await pb.call("Echo", {"text": "hi"}, providr="openai")
     with pytest.raises(TypeError, match="'providr'"):
         pb.session(providr="openai")
+
+
+async def test_a_tool_that_becomes_available_can_be_called_and_listed() -> None:
+    from pegboard import Tool
+    from tests.kernel.toolkit import EchoInput
+
+    async def run(input: EchoInput, ctx: object) -> str:
+        return input.text
+
+    down: dict[str, str | None] = {"Late": "not installed", "Other": "not installed"}
+    late = Tool("Late", "Installed later.", EchoInput, run, availability=lambda: down["Late"])
+    other = Tool("Other", "Installed later too.", EchoInput, run, availability=lambda: down["Other"])
+    pb = isolated_pegboard(ToolsPlugin(late, other))
+    assert (await pb.call("Late", {"text": "x"})).reason == Reason.UNAVAILABLE
+    down["Late"] = down["Other"] = None
+    assert (await pb.call("Late", {"text": "x"})).text == "x"
+    assert "Other" in pb.tools().enabled
+    assert (await pb.call("Other", {"text": "y"})).text == "y"
+    down["Late"] = "uninstalled again"
+    refused = await pb.call("Late", {"text": "x"})
+    assert refused.reason == Reason.UNAVAILABLE and "uninstalled again" in refused.text
+    assert "Late" not in pb.tools().enabled

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import multiprocessing
 import os
 import signal
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from pegboard import (
@@ -388,3 +392,40 @@ async def test_a_store_that_is_not_durable_keeps_session_files_out_of_the_data_d
     async with memory.session(session_id=s.id) as again:
         assert again.directory == where and (where / "kept.txt").exists()
     assert MemorySessionStore.durable is False
+
+
+@dataclasses.dataclass
+class _Inner:
+    label: str
+    values: list[int]
+
+
+@dataclasses.dataclass
+class _Record:
+    name: str
+    count: int
+    ratio: float | None
+    flags: dict[str, bool]
+    ranges: list[list[int]]
+    inner: _Inner | None = None
+    extra: tuple[int, ...] = ()
+
+
+_records = st.builds(
+    _Record,
+    name=st.text(max_size=5),
+    count=st.integers(),
+    ratio=st.none() | st.floats(allow_nan=False),
+    flags=st.dictionaries(st.text(max_size=3), st.booleans(), max_size=3),
+    ranges=st.lists(st.lists(st.integers(), max_size=2), max_size=3),
+    inner=st.none() | st.builds(_Inner, label=st.text(max_size=3), values=st.lists(st.integers(), max_size=2)),
+    extra=st.tuples() | st.tuples(st.integers()),
+)
+
+
+@given(_records)
+def test_a_dataclass_slot_is_stored_as_asdict_stores_it(record: _Record) -> None:
+    from pegboard import SessionKey
+
+    key: SessionKey[_Record] = SessionKey("test-record", _Record)
+    assert json.loads(key.dumps(record)) == json.loads(json.dumps(dataclasses.asdict(record)))

@@ -73,6 +73,27 @@ async def test_stdio_progress_notifications(session_args, workdir):
     assert seen == [1.0, 2.0]
 
 
+async def test_stdio_concurrent_calls_each_get_their_own_progress(session_args, workdir):
+    import anyio
+
+    seen: dict[int, list[float]] = {n: [] for n in (2, 3, 4)}
+    results: dict[int, tuple[str, list[float]]] = {}
+    params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+    async with Client(params) as client:
+
+        async def steps(n: int) -> None:
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                seen[n].append(progress)
+
+            result = await client.call_tool("Steps", {"n": n}, progress_callback=on_progress)
+            results[n] = (text_of(result), list(seen[n]))
+
+        async with anyio.create_task_group() as group:
+            for n in seen:
+                group.start_soon(steps, n)
+    assert results == {n: (f"counted to {n}", [float(i + 1) for i in range(n)]) for n in seen}
+
+
 async def test_stdio_session_resumes_a_stored_session(session_args, workdir, tmp_path: Path):
     env = serve_env({"PEGBOARD_DATA_DIR": str(tmp_path / "data")})
     args = [*session_args, "--session", "ide-7"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -393,32 +394,83 @@ async def _with_progress(
 ) -> Any:
     """Run the call while forwarding its ``progress`` and ``log`` events, every one of them
     sent before the result (the call's own ``call_finished`` event ends the forwarding)."""
-    import asyncio
+    forwarder = _FORWARDERS.get(session)
+    if forwarder is None:
+        forwarder = _FORWARDERS[session] = _Forwarder(session)
+    return await forwarder.call(name, arguments, tool_use_id, progress, log_message)
 
-    events = session.events()
 
-    async def forward() -> None:
-        async for event in events:
-            if event.tool_use_id != tool_use_id:
-                continue
-            if event.kind == "call_finished":
-                return
-            try:
-                if event.kind == "progress" and progress is not None and isinstance(event.data, dict):
-                    done = float(event.data.get("done") or 0)
-                    await progress(done, event.data.get("total"), event.data.get("message"))
-                elif event.kind == "log" and log_message is not None:
-                    await log_message(*log_fields(event.data))
-            except Exception as exc:
-                log.debug("notification failed: %s", exc)
+class _Forwarder:
+    """One ``events()`` reader per session that hands each call's events to that call's
+    senders: a call pays a dict entry, not a reader, a task and a queue of its own."""
 
-    task = asyncio.ensure_future(forward())
-    await asyncio.sleep(0)
-    try:
-        return await session.call(name, arguments, tool_use_id=tool_use_id)
-    finally:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.calls: dict[str, tuple[Progress | None, LogSender | None, Any]] = {}
+        self.task: Any = None
+        self.subscribed: Any = None
+        session.on_close(self.stop)
+
+    async def call(
+        self, name: str, arguments: Any, tool_use_id: str, progress: Progress | None, log_message: LogSender | None
+    ) -> Any:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self.task is None or self.task.done() or self.task.get_loop() is not loop:
+            self.subscribed = loop.create_future()
+            self.task = loop.create_task(self._forward(self.session.events(), self.subscribed))
+        if not self.subscribed.done():
+            await self.subscribed  # the reader listens before this call emits anything
+        if tool_use_id in self.calls:  # the same id twice at once: its events would be ambiguous
+            return await self.session.call(name, arguments, tool_use_id=tool_use_id)
+        finished = loop.create_future()
+        self.calls[tool_use_id] = (progress, log_message, finished)
         try:
-            await asyncio.wait_for(task, 5.0)
-        except (TimeoutError, asyncio.CancelledError, Exception):
-            task.cancel()
-        await events.aclose()
+            return await self.session.call(name, arguments, tool_use_id=tool_use_id)
+        finally:
+            try:
+                if not finished.done():
+                    await asyncio.wait_for(finished, 5.0)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                pass
+            self.calls.pop(tool_use_id, None)
+
+    async def _forward(self, events: Any, subscribed: Any) -> None:
+        # Set in the same step that starts ``events``, whose reader subscribes before it first
+        # waits: a call that sees the future done, or wakes from it, is already heard.
+        subscribed.set_result(None)
+        try:
+            async for event in events:
+                entry = self.calls.get(event.tool_use_id) if event.tool_use_id is not None else None
+                if entry is None:
+                    continue
+                progress, log_message, finished = entry
+                if event.kind == "call_finished":
+                    del self.calls[event.tool_use_id]
+                    if not finished.done():
+                        finished.set_result(None)
+                    continue
+                try:
+                    if event.kind == "progress" and progress is not None and isinstance(event.data, dict):
+                        done = float(event.data.get("done") or 0)
+                        await progress(done, event.data.get("total"), event.data.get("message"))
+                    elif event.kind == "log" and log_message is not None:
+                        await log_message(*log_fields(event.data))
+                except Exception as exc:
+                    log.debug("notification failed: %s", exc)
+        finally:
+            for _progress, _log, finished in self.calls.values():
+                if not finished.done():
+                    finished.set_result(None)
+            await events.aclose()
+
+    def stop(self) -> None:
+        _FORWARDERS.pop(self.session, None)
+        if self.subscribed is not None and not self.subscribed.done():
+            self.subscribed.set_result(None)
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+
+_FORWARDERS: weakref.WeakKeyDictionary[Session, _Forwarder] = weakref.WeakKeyDictionary()
