@@ -111,8 +111,11 @@ _NO_SELECTION = Selection()
 
 def selection_of(options: Mapping[str, Any]) -> Selection:
     """The :class:`Selection` part of :class:`CallOptions` (one shared empty one when none is given)."""
+    if not options:
+        return _NO_SELECTION
     get = options.get
-    agent, provider, model, profile, subagent = (get(k) for k in ("agent", "provider", "model", "profile", "subagent"))
+    agent, provider, model, profile, subagent = get("agent"), get("provider"), get("model"), get("profile"), \
+        get("subagent")
     if agent is None and provider is None and model is None and profile is None and subagent is None:
         return _NO_SELECTION
     return Selection(agent, provider, model, profile, subagent)
