@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pegboard.core.policy.compile import CompiledEntries
-from pegboard.core.policy.steps import FULL_PROFILE
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.tools import name_key
 
@@ -83,7 +82,7 @@ class ToolIndex:
             self.group_members[gkey] = tuple(sorted(self._expand_group(gkey, registered, declared, set())))
         #: a case-folded profile name -> (name as registered, entries or ``None`` for no restriction)
         self.profiles: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-        for pname, allow in catalog.profiles.items():
+        for pname, allow in [*catalog.kernel_profiles.items(), *catalog.profiles.items()]:
             self.profiles[pname.casefold()] = (pname, None if allow is None else tuple(allow))
         self.provider_policies: tuple[ProviderPolicy, ...] = tuple(catalog.provider_policies)
         self._compiled_lists: dict[tuple[str, tuple[str, ...]], CompiledEntries] = {}
@@ -125,8 +124,10 @@ class ToolIndex:
         return ", ".join(f"group:{n}" for n in names) or "(none)"
 
     def valid_profiles(self) -> str:
-        names = {name for name, _ in self.profiles.values()} | {FULL_PROFILE}
-        return ", ".join(sorted(names, key=str.casefold))
+        return ", ".join(sorted(self.profile_names(), key=str.casefold))
+
+    def profile_names(self) -> set[str]:
+        return {name for name, _ in self.profiles.values()}
 
     def suggest(self, entry: str) -> str:
         """``"; did you mean 'X'?"`` for a tool name one edit away from ``entry``, else ``""``.
