@@ -26,6 +26,7 @@ class PolicyTool:
     groups: tuple[str, ...] = ()
     optional: bool = False
     unavailable: str | None = None
+    server: str | None = None  # ``Tool.server``: the policy entry ``mcp__<server>`` names the tool
 
 
 def kernel_profiles() -> dict[str, Sequence[str] | None]:
@@ -79,7 +80,7 @@ def index_signature(catalog: PolicyCatalog) -> tuple[Any, ...] | None:
     """What the index depends on (everything but availability), or ``None`` if unhashable."""
     try:
         sig = (
-            tuple([(t.name, t.aliases, t.groups, t.optional) for t in catalog.tools]),
+            tuple([(t.name, t.aliases, t.groups, t.optional, t.server) for t in catalog.tools]),
             tuple((k, tuple(v)) for k, v in catalog.groups.items()),
             tuple((k, None if v is None else tuple(v)) for k, v in catalog.profiles.items()),
             tuple((k, None if v is None else tuple(v)) for k, v in catalog.kernel_profiles.items()),

@@ -45,6 +45,10 @@ class ToolIndex:
         self.tools: list[PolicyTool] = tools
         self.names: list[str] = [t.name for t in tools]
         self.optional_positions: list[int] = [i for i, t in enumerate(tools) if t.optional]
+        #: a case-folded ``PolicyTool.server`` -> the positions of the tools that declare it
+        self.server_members: dict[str, list[int]] = {}
+        for i, server in [(i, t.server) for i, t in enumerate(tools) if t.server]:
+            self.server_members.setdefault(server.casefold(), []).append(i)
         keys: list[str] = list(map(cached_key, (t.name for t in tools)))
         self.keys = keys
         # the first tool with a key owns it; aliases come after every canonical name
@@ -56,7 +60,6 @@ class ToolIndex:
         self.position_by_key = position_by_key
         # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
         self.keys_text = "\n" + "\n".join(keys) + "\n"
-        self._casefold_names: list[str] | None = None
         positions_by_declared: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
         for i, declared_groups in [(i, t.groups) for i, t in enumerate(tools) if t.groups]:
             positions_by_declared[declared_groups].append(i)
@@ -87,12 +90,6 @@ class ToolIndex:
         self.provider_policies: tuple[ProviderPolicy, ...] = tuple(catalog.provider_policies)
         self._compiled_lists: dict[tuple[str, tuple[str, ...]], CompiledEntries] = {}
         self._glob_matches: dict[str, list[int]] = {}
-
-    @property
-    def casefold_names(self) -> list[str]:
-        if self._casefold_names is None:
-            self._casefold_names = [t.name.casefold() for t in self.tools]
-        return self._casefold_names
 
     def _expand_group(
         self, gkey: str, registered: Mapping[str, list[str]], declared: Mapping[str, set[int]], seen: set[str]
