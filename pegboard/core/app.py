@@ -279,7 +279,7 @@ class Pegboard:
     @staticmethod
     def _described(registered: Sequence[Tool], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
         return [
-            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason)
+            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason, t.server)
             for t, reason in zip(registered, unavailable, strict=True)
         ]
 

@@ -15,7 +15,7 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -433,6 +433,14 @@ def default_layer() -> ConfigLayer:
     """The embedded default configuration shipped inside the kernel."""
     text = resources.files("pegboard.core").joinpath("default_config.toml").read_text(encoding="utf-8")
     return ConfigLayer("default", parse_config_text(text, ".toml", "embedded default config"))
+
+
+@cache
+def default_profile() -> str | None:
+    """The ``tools.profile`` the embedded default config selects."""
+    tools = default_layer().data.get("tools")
+    profile = tools.get("profile") if isinstance(tools, dict) else None
+    return profile.strip() if isinstance(profile, str) and profile.strip() else None
 
 
 def discover_layers(

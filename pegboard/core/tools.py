@@ -231,6 +231,9 @@ class Tool:
     read or written, a command, a URL, a name); the permission engine judges those.
     ``path_fields`` name the input fields that hold paths: they are made absolute against
     the session's cwd before ``pre_tool_use`` hooks run, so hooks see absolute paths.
+    ``server`` names the server a tool comes from (an MCP client sets it to the ``<server>``
+    of ``mcp__<server>__<tool>``): the permission rule and the policy entry ``mcp__<server>``
+    cover every tool that declares it, whatever the tool's name.
     """
 
     name: str
@@ -258,9 +261,12 @@ class Tool:
     title: str | None = None
     permission_subjects: Callable[[Any], Subjects] | None = None
     path_fields: Sequence[str] = ()
+    server: str | None = None
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
+        if self.server is not None and (not isinstance(self.server, str) or not self.server):
+            raise ToolDefinitionError(f"tool {self.name!r}: server must be a non-empty string or None")
         self.groups = tuple(self.groups)
         self.aliases = tuple(self.aliases)
         self.path_fields = tuple(self.path_fields)

@@ -139,15 +139,16 @@ def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[st
 def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
     """Unknown profiles (errors, read from the raw data so they show beside type errors) and,
     for a valid file, entries that name no installed tool; both against the plugins installed here."""
-    from pegboard.core.policy import FULL_PROFILE, policy_problems
+    from pegboard.core.policy import policy_problems
 
-    names = sorted({*pb.registry.profiles, FULL_PROFILE})
+    catalog = pb._catalog_now()
+    names = sorted(catalog.index().profile_names())
     errors = [
         f"{where}: {key}: unknown profile {value!r}{_suggest(str(value), names)} Valid profiles: {', '.join(names)}."
         for key, value in _profile_fields(layer.data)
         if isinstance(value, str) and value.strip() and value.strip().casefold() not in {n.casefold() for n in names}
     ]
-    warnings = [f"{where}: {w}" for w in policy_problems(pb._catalog_now(), model)[1]] if model is not None else []
+    warnings = [f"{where}: {w}" for w in policy_problems(catalog, model)[1]] if model is not None else []
     return errors, warnings
 
 

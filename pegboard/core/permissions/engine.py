@@ -320,11 +320,16 @@ class PermissionEngine:
         self.rules[lst].append(rule)
 
     # -- rule views ------------------------------------------------------------------------
-    def _applies(self, rule: Rule, name: str, family: str) -> bool:
+    def _applies(self, rule: Rule, name: str, family: str, tool: Tool | None) -> bool:
         if rule.tool_regex is not None:
             return bool(rule.tool_regex.match(name) or rule.tool_regex.match(family))
         if rule.server is not None:
-            return name.startswith(f"mcp__{rule.server}__") or name == rule.tool
+            if name == rule.tool:
+                return True
+            if tool is not None:
+                return tool.server == rule.server
+            # a tool that is not installed is known by its name alone
+            return name.startswith(f"mcp__{rule.server}__")
         if rule.lst == "allow":
             return rule.target in (name, family)
         return name_key(rule.target) in (name_key(name), name_key(family))
@@ -417,7 +422,7 @@ class PermissionEngine:
 
     def _view(self, name: str, family: str, kind: str, tool: Tool | None, report: bool = False) -> _View:
         key = (name, family, kind, id(tool.specifier_matcher) if tool and tool.specifier_matcher else None,
-               id(tool.input_model) if tool else None)
+               id(tool.input_model) if tool else None, tool.server if tool else None, tool is None)
         cached = self._views.get(key)
         if cached is not None:
             return cached
@@ -432,7 +437,7 @@ class PermissionEngine:
             paths: list[tuple[str, object]] = []
             names: list[tuple[Rule, re.Pattern[str]]] = []
             custom: list[tuple[Rule, str]] = []
-            sources = [r for r in self.rules[lst] if self._applies(r, name, family)]
+            sources = [r for r in self.rules[lst] if self._applies(r, name, family, tool)]
             # An Edit allow lets the tool read there too: Edit works on the file's current text,
             # so a place one may change but not read could only be edited blind. A Read deny
             # (or ask) also covers edits: an edit's old_string match and its diff reveal the

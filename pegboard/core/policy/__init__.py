@@ -46,12 +46,11 @@ from pegboard.core.policy.explain import format_explain
 from pegboard.core.policy.providers import config_flag, provider_policy_applies, select_by_provider
 from pegboard.core.policy.resolve import resolve_policy
 from pegboard.core.policy.result import PolicyResult, ToolDecision
-from pegboard.core.policy.steps import FULL_PROFILE, STEPS, UNKNOWN_MARKER
+from pegboard.core.policy.steps import STEPS, UNKNOWN_MARKER
 from pegboard.core.policy.validate import policy_problems, validate_policy_config
 from pegboard.core.providers import provider_keys
 
 __all__ = [
-    "FULL_PROFILE",
     "STEPS",
     "UNKNOWN_MARKER",
     "PolicyCatalog",

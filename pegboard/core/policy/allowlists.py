@@ -11,7 +11,6 @@ from pegboard.core.config import ProviderToolPolicy, ToolPolicyConfig
 from pegboard.core.policy.compile import CompiledEntries
 from pegboard.core.policy.index import ToolIndex
 from pegboard.core.policy.problems import Problems, specifier_warning, unknown_warning
-from pegboard.core.policy.steps import FULL_PROFILE
 
 
 @dataclass
@@ -75,8 +74,6 @@ def profile_entries(
     wanted = str(name).strip()
     found = index.profiles.get(wanted.casefold())
     if found is None:
-        if wanted.casefold() == FULL_PROFILE:
-            return FULL_PROFILE, None
         problems.error(
             f"{label}: unknown profile {wanted!r}{suggest_profile(index, wanted)} "
             f"Valid profiles: {index.valid_profiles()}. No tool is enabled through it."
@@ -87,11 +84,8 @@ def profile_entries(
 
 def suggest_profile(index: ToolIndex, wanted: str) -> str:
     """``"; did you mean 'coding'?"`` for a near miss, else ``""``."""
-    close = difflib.get_close_matches(wanted.casefold(), [*index.profiles, FULL_PROFILE], n=1, cutoff=0.6)
-    if not close:
-        return ""
-    display = index.profiles[close[0]][0] if close[0] in index.profiles else FULL_PROFILE
-    return f"; did you mean {display!r}?"
+    close = difflib.get_close_matches(wanted.casefold(), list(index.profiles), n=1, cutoff=0.6)
+    return f"; did you mean {index.profiles[close[0]][0]!r}?" if close else ""
 
 
 _ALLOW_SPECIFIER = (

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pegboard.core.config import default_profile
 from pegboard.core.policy.index import ToolIndex
 from pegboard.core.providers import ProviderPolicy
 
@@ -25,17 +26,31 @@ class PolicyTool:
     groups: tuple[str, ...] = ()
     optional: bool = False
     unavailable: str | None = None
+    server: str | None = None  # ``Tool.server``: the policy entry ``mcp__<server>`` names the tool
+
+
+def kernel_profiles() -> dict[str, Sequence[str] | None]:
+    """The profile the embedded default config selects, as no restriction.
+
+    The kernel's own default must never fail closed, so it stands in while no plugin
+    registers a profile of that name; a registered one replaces it.
+    """
+    name = default_profile()
+    return {} if name is None else {name: None}
 
 
 @dataclass(frozen=True)
 class PolicyCatalog:
     """Everything registered: tools, groups (bare name -> member names), profiles
-    (name -> allow entries, ``None`` = no restriction) and provider policies."""
+    (name -> allow entries, ``None`` = no restriction) and provider policies.
+
+    ``kernel_profiles`` are the profiles the kernel supplies under the registered ones."""
 
     tools: Sequence[PolicyTool]
     groups: Mapping[str, Sequence[str]] = field(default_factory=dict)
     profiles: Mapping[str, Sequence[str] | None] = field(default_factory=dict)
     provider_policies: Sequence[ProviderPolicy] = ()
+    kernel_profiles: Mapping[str, Sequence[str] | None] = field(default_factory=kernel_profiles)
     _index_cache: list[ToolIndex] = field(default_factory=list, init=False, repr=False, compare=False)
     _unavailable_cache: list[dict[int, str]] = field(default_factory=list, init=False, repr=False, compare=False)
 
@@ -65,9 +80,10 @@ def index_signature(catalog: PolicyCatalog) -> tuple[Any, ...] | None:
     """What the index depends on (everything but availability), or ``None`` if unhashable."""
     try:
         sig = (
-            tuple([(t.name, t.aliases, t.groups, t.optional) for t in catalog.tools]),
+            tuple([(t.name, t.aliases, t.groups, t.optional, t.server) for t in catalog.tools]),
             tuple((k, tuple(v)) for k, v in catalog.groups.items()),
             tuple((k, None if v is None else tuple(v)) for k, v in catalog.profiles.items()),
+            tuple((k, None if v is None else tuple(v)) for k, v in catalog.kernel_profiles.items()),
             # the cached index holds these policies, so their ids cannot be reused meanwhile
             tuple(map(id, catalog.provider_policies)),
         )

@@ -43,7 +43,7 @@ class CompiledEntries:
         glob_entries: list[str] = []
         glob_regexes: list[str] = []
         mcp_entries: list[str] = []
-        mcp_prefixes: list[str] = []
+        mcp_servers: list[str] = []
         named_groups: list[tuple[str, tuple[int, ...]]] = []
         for entry in entries:  # sorted, so the entry a reason cites never depends on order
             target = entry
@@ -79,9 +79,9 @@ class CompiledEntries:
                 continue
             lowered = target.casefold()
             if lowered.startswith("mcp__") and lowered.count("__") == 1 and len(lowered) > 5:
-                # a bare MCP server name (``mcp__github``): every tool of that server
+                # a bare MCP server name (``mcp__github``): every tool that declares that server
                 mcp_entries.append(entry)
-                mcp_prefixes.append(lowered + "__")
+                mcp_servers.append(lowered[len("mcp__"):])
                 continue
             found = index.position_by_key.get(name_key(target))
             if found is None:
@@ -97,15 +97,14 @@ class CompiledEntries:
                 self.glob_hits.update(dict.fromkeys(matched, entry))
             else:
                 self.unknown.append(UnknownEntry(entry, "the pattern matches no tool name"))
-        if mcp_prefixes:
-            prefix_matched = [False] * len(mcp_prefixes)
-            for i, cname in enumerate(index.casefold_names):
-                for n, prefix in enumerate(mcp_prefixes):
-                    if cname.startswith(prefix):
-                        self.group_hits.setdefault(i, mcp_entries[n])
-                        prefix_matched[n] = True
+        if mcp_servers:
+            server_matched = [False] * len(mcp_servers)
+            for n, server in enumerate(mcp_servers):
+                for i in index.server_members.get(server, ()):
+                    self.group_hits.setdefault(i, mcp_entries[n])
+                    server_matched[n] = True
             for n, entry in enumerate(mcp_entries):
-                if not prefix_matched[n]:
+                if not server_matched[n]:
                     self.unknown.append(UnknownEntry(entry, "no tool from that MCP server"))
         self.unknown.sort(key=lambda u: u.entry.casefold())
         self.empty = not entries

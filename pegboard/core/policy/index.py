@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from pegboard.core.policy.compile import CompiledEntries
-from pegboard.core.policy.steps import FULL_PROFILE
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.tools import name_key
 
@@ -46,6 +45,10 @@ class ToolIndex:
         self.tools: list[PolicyTool] = tools
         self.names: list[str] = [t.name for t in tools]
         self.optional_positions: list[int] = [i for i, t in enumerate(tools) if t.optional]
+        #: a case-folded ``PolicyTool.server`` -> the positions of the tools that declare it
+        self.server_members: dict[str, list[int]] = {}
+        for i, server in [(i, t.server) for i, t in enumerate(tools) if t.server]:
+            self.server_members.setdefault(server.casefold(), []).append(i)
         keys: list[str] = list(map(cached_key, (t.name for t in tools)))
         self.keys = keys
         # the first tool with a key owns it; aliases come after every canonical name
@@ -57,7 +60,6 @@ class ToolIndex:
         self.position_by_key = position_by_key
         # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
         self.keys_text = "\n" + "\n".join(keys) + "\n"
-        self._casefold_names: list[str] | None = None
         positions_by_declared: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
         for i, declared_groups in [(i, t.groups) for i, t in enumerate(tools) if t.groups]:
             positions_by_declared[declared_groups].append(i)
@@ -83,17 +85,11 @@ class ToolIndex:
             self.group_members[gkey] = tuple(sorted(self._expand_group(gkey, registered, declared, set())))
         #: a case-folded profile name -> (name as registered, entries or ``None`` for no restriction)
         self.profiles: dict[str, tuple[str, tuple[str, ...] | None]] = {}
-        for pname, allow in catalog.profiles.items():
+        for pname, allow in [*catalog.kernel_profiles.items(), *catalog.profiles.items()]:
             self.profiles[pname.casefold()] = (pname, None if allow is None else tuple(allow))
         self.provider_policies: tuple[ProviderPolicy, ...] = tuple(catalog.provider_policies)
         self._compiled_lists: dict[tuple[str, tuple[str, ...]], CompiledEntries] = {}
         self._glob_matches: dict[str, list[int]] = {}
-
-    @property
-    def casefold_names(self) -> list[str]:
-        if self._casefold_names is None:
-            self._casefold_names = [t.name.casefold() for t in self.tools]
-        return self._casefold_names
 
     def _expand_group(
         self, gkey: str, registered: Mapping[str, list[str]], declared: Mapping[str, set[int]], seen: set[str]
@@ -125,8 +121,10 @@ class ToolIndex:
         return ", ".join(f"group:{n}" for n in names) or "(none)"
 
     def valid_profiles(self) -> str:
-        names = {name for name, _ in self.profiles.values()} | {FULL_PROFILE}
-        return ", ".join(sorted(names, key=str.casefold))
+        return ", ".join(sorted(self.profile_names(), key=str.casefold))
+
+    def profile_names(self) -> set[str]:
+        return {name for name, _ in self.profiles.values()}
 
     def suggest(self, entry: str) -> str:
         """``"; did you mean 'X'?"`` for a tool name one edit away from ``entry``, else ``""``.

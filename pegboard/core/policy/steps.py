@@ -27,5 +27,3 @@ STEPS: tuple[str, ...] = (
 
 #: the phrase every "this entry names nothing" warning carries (tests and tools grep for it)
 UNKNOWN_MARKER = "match no tool"
-
-FULL_PROFILE = "full"

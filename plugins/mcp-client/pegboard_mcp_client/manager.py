@@ -159,6 +159,22 @@ class ServerStderr:
             self.file.close()
 
 
+def connection_closed(client: Any) -> bool:
+    """Whether the SDK has seen the server's stream end.
+
+    The ``mcp`` SDK (2.3) offers no public "closed" state: ``Client`` and ``ClientSession``
+    expose none, and the end of the read stream is seen only by the session's dispatcher,
+    which records it in its private ``_closed`` flag. The flag is read here and nowhere else.
+    Should an SDK release drop it, this answers ``False`` and a lost server is still noticed,
+    only later, by the next ping without an answer or the next failed call.
+    """
+    try:
+        session = client.session
+    except RuntimeError:  # the client left its context: nothing is connected
+        return True
+    return getattr(getattr(session, "_dispatcher", None), "_closed", False) is True
+
+
 class McpManager:
     """Supervises the connections to a set of MCP servers on a private event loop."""
 
@@ -339,11 +355,10 @@ class McpManager:
 
     async def _watch(self, state: ServerState, client: Any) -> None:
         """Return when the connection is gone: transport closed, a call saw it close, or no pong."""
-        dispatcher = getattr(client.session, "_dispatcher", None)
         last_ping = time.monotonic()
         assert state.lost is not None
         while not state.lost.is_set():
-            if getattr(dispatcher, "_closed", False):
+            if connection_closed(client):
                 state.error = "connection closed"
                 return
             if time.monotonic() - last_ping > PING_INTERVAL:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pegboard import Pegboard, StashKey, Tool, ToolContext, ToolResult, tool
 from pegboard_mcp_client.manager import CONNECTING, McpManager, ServerState
-from pegboard_mcp_client.names import server_prefix, tool_name
+from pegboard_mcp_client.names import sanitise, server_prefix, tool_name
 
 # The manager of a Pegboard that has MCP servers configured, kept in its stash.
 MANAGER: StashKey[McpManager] = StashKey("pegboard-mcp-client-manager")
@@ -69,6 +69,7 @@ def make_tool(manager: McpManager, state: ServerState, remote: Mapping[str, Any]
         deferred=deferred,
         title=remote.get("title") or hints.get("title"),
         usage=f"MCP tool {original!r} of server {server!r}",
+        server=sanitise(server),
     )
 
 
