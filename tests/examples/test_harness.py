@@ -223,3 +223,42 @@ def test_a_scheduled_prompt_reaches_the_model_as_the_next_turn(tmp_path: Path, s
     assert out.stdout.rstrip().endswith("The build is green.")
     names = {t["function"]["name"] for t in model.requests[0]["tools"]}
     assert {"CronCreate", "CronList", "CronDelete", "ScheduleWakeup", "cron"} <= names
+
+
+def test_skills_sessions_messages_spawn_and_cron_listing(tmp_path: Path, serve: Any) -> None:
+    skill = tmp_path / ".pegboard" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Greet politely.\n---\nSay hello first.\n")
+
+    def delete_the_job(body: dict[str, Any]) -> dict[str, Any]:
+        made = [m for m in body["messages"] if m["role"] == "tool"][-2]["content"]
+        job_id = re.search(r"job ([0-9a-f]{8})", made)
+        assert job_id, made
+        return tool_call(9, "CronDelete", {"id": job_id.group(1)})
+
+    model = serve([
+        tool_call(1, "Skill", {"skill": "greet"}),
+        tool_call(2, "agents_list", {}),
+        tool_call(3, "sessions_list", {}),
+        tool_call(4, "sessions_history", {"sessionKey": "main"}),
+        tool_call(5, "sessions_send", {"sessionKey": "main", "message": "status?", "timeoutSeconds": 0}),
+        tool_call(6, "sessions_spawn", {"task": "count the files", "label": "counter"}),
+        tool_call(7, "CronCreate", {"cron": "0 9 * * 1", "prompt": "weekly report"}),
+        tool_call(8, "CronList", {}),
+        delete_the_job,
+        {"role": "assistant", "content": "Everything listed."},
+    ], by_task={"count the files": [{"role": "assistant", "content": "There are 2 files."}]})
+    out = run_harness(tmp_path, model.url, "--yes", "--profile", "full", "look around")
+    assert out.returncode == 0, out.stderr
+    assert "Everything listed." in out.stdout
+    results = {m["tool_call_id"]: m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"}
+    assert sorted(results) == [f"call_{n}" for n in range(1, 10)], results
+    assert "Say hello first." in results["call_1"]
+    assert "main" in results["call_2"]
+    assert "weekly report" in results["call_8"]
+    assert "Accepted" in results["call_6"]
+    assert results["call_3"] == "No sessions." and results["call_4"] == "No messages."
+    assert results["call_5"].startswith("Delivered to ") and results["call_9"].startswith("Cancelled job ")
+    names = {t["function"]["name"] for t in model.requests[0]["tools"]}
+    assert {"Skill", "agents_list", "sessions_list", "sessions_history", "sessions_send", "sessions_spawn",
+            "SendMessage"} <= names
