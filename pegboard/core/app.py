@@ -325,21 +325,29 @@ class Pegboard:
         self._availability = (self.registry.version, unavailable, {id(t): i for i, t in enumerate(registered)})
         return unavailable
 
-    def _call_availability(self, name: Any) -> tuple[Sequence[Tool], tuple[str | None, ...]]:
+    def _call_availability(
+        self, name: Any
+    ) -> tuple[Sequence[Tool], tuple[str | None, ...], tuple[Tool, str | None] | None]:
         """The availability a call is authorized against: the last full check, kept while the
         registry is unchanged and the called tool's own answer (available or not) still agrees
         with it; otherwise every tool is checked again. Only the called tool's availability
-        decides a call, so the other tools are re-checked when the tool list is asked for."""
+        decides a call, so the other tools are re-checked when the tool list is asked for.
+        The third item is the called tool and its fresh answer, so the pipeline need not ask again."""
         registered = self._registered()
         version, unavailable, position = self._availability
-        if version != self.registry.version:
-            return registered, self._check_availability(registered)
         tool = self.registry.find(name) if isinstance(name, str) else None
-        if tool is not None:
-            i = position.get(id(tool))
-            if i is None or (tool.unavailable_reason() is None) != (unavailable[i] is None):
-                return registered, self._check_availability(registered)
-        return registered, unavailable
+        if version != self.registry.version:
+            unavailable = self._check_availability(registered)
+            position = self._availability[2]
+            i = position.get(id(tool)) if tool is not None else None
+            return registered, unavailable, (tool, unavailable[i]) if tool is not None and i is not None else None
+        if tool is None:
+            return registered, unavailable, None
+        reason = tool.unavailable_reason()
+        i = position.get(id(tool))
+        if i is None or (reason is None) != (unavailable[i] is None):
+            return registered, self._check_availability(registered), (tool, reason)
+        return registered, unavailable, (tool, reason)
 
     def _resolved(
         self,
@@ -544,8 +552,10 @@ class Pegboard:
         try:
             if self._tool_sources:
                 self._sync_tool_sources()
+            registered, unavailable, checked = self._call_availability(name)
             policy = self._resolved(
-                *self._call_availability(name),
+                registered,
+                unavailable,
                 selection.agent,
                 selection.provider,
                 selection.model,
@@ -569,7 +579,9 @@ class Pegboard:
             )
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
-        return await self._pipeline.run(name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why)
+        return await self._pipeline.run(
+            name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why, availability=checked
+        )
 
     def _call_sets(self, policy: PolicyResult) -> tuple[set[str], dict[str, str]]:
         """The enabled names and the reasons for disabled ones, built once per cached policy."""

@@ -205,14 +205,17 @@ class CallPipeline:
         enabled: set[str] | None = None,
         approver: Approver | None = None,
         disabled: Mapping[str, str] | None = None,
+        availability: tuple[Tool, str | None] | None = None,
     ) -> ToolResult:
+        """Run one call. ``availability`` is a tool and the answer its check just gave, which
+        the caller may pass so the check does not run twice."""
         state = CallState()
         session = context.session
         if session is not None:
             session.current_run = context.tool_use_id or f"run-{id(state):x}"
             session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
-            tool = self.resolve(name, enabled, disabled or {})
+            tool = self.resolve(name, enabled, disabled or {}, availability)
             context.tool = tool.name
             context.requested_name = name
             model = validate_input(tool, raw_input)
@@ -250,11 +253,21 @@ class CallPipeline:
         return self.hooks.has_any(INPUT_HOOKS)
 
     # 1 -------------------------------------------------------------------------------------
-    def resolve(self, name: str, enabled: set[str] | None, disabled: Mapping[str, str]) -> Tool:
+    def resolve(
+        self,
+        name: str,
+        enabled: set[str] | None,
+        disabled: Mapping[str, str],
+        availability: tuple[Tool, str | None] | None = None,
+    ) -> Tool:
         tool = self.registry.find(name) if isinstance(name, str) else None
         if tool is None:
             raise CallRefused(self._unknown(name, enabled))
-        if reason := tool.unavailable_reason():
+        if availability is not None and availability[0] is tool:
+            reason = availability[1]
+        else:
+            reason = tool.unavailable_reason()
+        if reason:
             raise CallRefused(
                 ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
             )
