@@ -101,7 +101,7 @@ class Pegboard:
             reverse=True,
         )
         self.stash = Stash()
-        self._authorizer = Authorizer(self.layers, self.cwd, self.hooks)
+        self._authorizer = Authorizer(self.layers, self.cwd, self.hooks, self.registry)
         self._tool_sources: list[Callable[[], None]] = []
         self._syncing = threading.local()
         self._pending_explainers: list[Callable[[str], str | None]] = []

@@ -19,6 +19,7 @@ from pegboard.core.tools import name_key
 if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.permissions import PermissionEngine
+    from pegboard.core.registry import Registry
     from pegboard.core.tools import ToolContext
 
 #: engines kept before the cache starts over (each cwd x mode x session rules is one)
@@ -26,12 +27,19 @@ MAX_ENGINES = 256
 
 
 class Authorizer:
-    """Decides calls against the configured rules (``layers``, relative to ``cwd``) and hooks."""
+    """Decides calls against the configured rules (``layers``, relative to ``cwd``) and hooks.
 
-    def __init__(self, layers: Sequence[ConfigLayer], cwd: Path, hooks: HookRunner) -> None:
+    Rules name tools, and an installed tool declares the family its rules belong to, so the
+    engines look tools up in ``registry``; an engine is rebuilt when the registry changes.
+    """
+
+    def __init__(
+        self, layers: Sequence[ConfigLayer], cwd: Path, hooks: HookRunner, registry: Registry | None = None
+    ) -> None:
         self.layers = list(layers)
         self.cwd = cwd
         self.hooks = hooks
+        self.registry = registry
         self._engines: dict[tuple[Any, ...], PermissionEngine] = {}
         self._check_call: Callable[..., PermissionDecision] | None = None
 
@@ -48,7 +56,7 @@ class Authorizer:
         a session remembered from approvals, added to the configured ones."""
         rules = tuple(sorted((k, tuple(v)) for k, v in session_rules.items() if v)) if session_rules else ()
         dirs = tuple(str(d) for d in additional_dirs) if additional_dirs else ()
-        key = (str(cwd or self.cwd), mode, dirs, str(home) if home else None, rules)
+        key = (str(cwd or self.cwd), mode, dirs, str(home) if home else None, rules, self._tools_version())
         found = self._engines.get(key)
         if found is None:
             from pegboard.core.permissions import PermissionEngine
@@ -65,8 +73,15 @@ class Authorizer:
                 additional_dirs=[Path(d) for d in additional_dirs],
                 mode=mode,
                 home=Path(home) if home is not None else None,
+                tools=self._lookup(),
             )
         return found
+
+    def _tools_version(self) -> int:
+        return self.registry.version if self.registry is not None else 0
+
+    def _lookup(self) -> Callable[[str], Any] | None:
+        return self.registry.find if self.registry is not None else None
 
     def engine_for(self, ctx: ToolContext) -> PermissionEngine:
         """The engine a call in ``ctx`` is judged by (with its session's remembered rules)."""
@@ -132,7 +147,7 @@ class Authorizer:
         return None
 
     def _rules_engine(self, behavior: str, rules: tuple[str, ...], cwd: Path) -> PermissionEngine:
-        key = ("rules", behavior, rules, str(cwd))
+        key = ("rules", behavior, rules, str(cwd), self._tools_version())
         found = self._engines.get(key)
         if found is None:
             from pegboard.core.permissions import PermissionEngine
@@ -140,7 +155,7 @@ class Authorizer:
             layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
             if len(self._engines) >= MAX_ENGINES:
                 self._engines.clear()
-            found = self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default")
+            found = self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default", tools=self._lookup())
         return found
 
 

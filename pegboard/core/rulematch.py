@@ -18,11 +18,32 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=256)
-def _engine(rule: str, cwd: str) -> PermissionEngine:
+def _engine(rule: str, cwd: str, tool: _Declared | None) -> PermissionEngine:
     from pegboard.core.config import ConfigLayer
     from pegboard.core.permissions import PermissionEngine
+    from pegboard.core.tools import name_key
 
-    return PermissionEngine([ConfigLayer("code", {"permissions": {"deny": [rule]}})], cwd=Path(cwd))
+    def only_this_tool(name: str) -> Tool | None:
+        if tool is None or name_key(name) not in {name_key(n) for n in (tool.tool.name, *tool.tool.aliases)}:
+            return None
+        return tool.tool
+
+    layer = ConfigLayer("code", {"permissions": {"deny": [rule]}})
+    return PermissionEngine([layer], cwd=Path(cwd), tools=only_this_tool if tool is not None else None)
+
+
+class _Declared:
+    """A tool as far as reading a rule about it goes (its names and family), hashable for the cache."""
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        self.key = (tool.name, tuple(tool.aliases), tool.family, tool.requires_permission)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Declared) and other.key == self.key
 
 
 def rule_matches(rule: str, tool: Tool | str, tool_input: Mapping[str, Any], cwd: Path | str) -> bool:
@@ -33,13 +54,17 @@ def rule_matches(rule: str, tool: Tool | str, tool_input: Mapping[str, Any], cwd
 
         rule_matches("Bash(git *)", "Bash", {"command": "git status"}, "/repo")   # True
 
-    A rule that does not parse matches every call of its tool (a deny rule fails closed).
+    Pass the ``Tool`` (``pb.tool(name)``) when you have it: its declared rule family is what
+    makes ``Read(src/**)`` cover ``Grep``. A bare name is judged as a tool of its own family
+    (or as the tool still to come the families table names). A rule that does not parse
+    matches every call of its tool (a deny rule fails closed).
     """
     from pegboard.core.tools import Tool
 
     name = tool.name if isinstance(tool, Tool) else str(tool)
     found = tool if isinstance(tool, Tool) else None
-    return _engine(rule, str(cwd)).check(name, dict(tool_input), found).decision == "deny"
+    engine = _engine(rule, str(cwd), _Declared(found) if found is not None else None)
+    return engine.check(name, dict(tool_input), found).decision == "deny"
 
 
 __all__ = ["rule_matches"]

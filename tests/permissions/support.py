@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pegboard.core.config import ConfigLayer
 from pegboard.core.permissions import PermissionEngine
+from pegboard.core.tools import Tool
 
 REPO = Path(__file__).resolve().parents[2]
 HOME = Path("/home/u")
+
+
+@lru_cache(maxsize=1)
+def installed_tools() -> Callable[[str], Tool | None]:
+    """Finds the installed built-in tools by name, as the kernel's engines do: their own
+    declarations (``Grep`` answers to ``Read(...)`` rules) are what the engine reads."""
+    from pegboard import Pegboard
+
+    pb = Pegboard(layers=[])
+    find = pb.registry.find
+    pb.close()
+    return find
 
 
 def shared_cases_dir() -> Path:
@@ -47,7 +61,7 @@ def engine(
 ) -> PermissionEngine:
     rules: dict[str, Any] = {"allow": list(allow), "ask": list(ask), "deny": list(deny), **(extra or {})}
     return PermissionEngine([project_layer(rules, cwd)], cwd=Path(cwd), additional_dirs=list(add), mode=mode,
-                            home=home)
+                            home=home, tools=installed_tools())
 
 
 def decide(e: PermissionEngine, tool: str, **tool_input: Any) -> str:

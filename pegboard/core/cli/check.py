@@ -28,7 +28,7 @@ def _near(word: str, choices: list[str]) -> str:
 
 def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
     """``(display name, fields)`` of an installed tool or one the families table knows; ``None`` if unknown."""
-    from pegboard.core.permissions.families import SEED_TOOLS, canonical_seed_name
+    from pegboard.core.permissions.families import TABLE_ONLY
 
     if tool is not None:
         fields = [
@@ -36,8 +36,8 @@ def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
             for field, info in tool.input_model.model_fields.items()
         ]
         return tool.name, fields
-    seed = canonical_seed_name(name)
-    return (seed, list(SEED_TOOLS[seed].fields)) if seed is not None else None
+    seed = TABLE_ONLY.canonical(name)
+    return (seed, sorted(TABLE_ONLY.known_fields(seed) or ())) if seed is not None else None
 
 
 def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> None:
@@ -46,10 +46,10 @@ def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> 
     tool = pb.tool(tool_name)
     known = _fields(tool, tool_name)
     if known is None:
-        from pegboard.core.permissions.families import SEED_TOOLS
+        from pegboard.core.permissions.families import FAMILIES, SEED_TOOLS
 
         names = sorted(t.name for t in pb.registry.sorted_tools())
-        near = _near(tool_name, sorted({*names, *SEED_TOOLS}))
+        near = _near(tool_name, sorted({*names, *SEED_TOOLS, *FAMILIES}))
         fail(
             f"unknown tool {tool_name!r}{near}; it is neither installed nor a tool the "
             f"permission rules know. Installed tools: {', '.join(names) or '(none)'}.",

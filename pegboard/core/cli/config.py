@@ -66,19 +66,21 @@ def show(config_files: tuple[Path, ...], cwd: Path | None, as_json: bool) -> Non
     print_table(["KEY", "VALUE", "FROM"], [[k, json.dumps(v), o or ""] for k, v, o in _flatten(data, origins)])
 
 
-def _rule_diagnostics(layer: Any) -> list[str]:
+def _rule_diagnostics(layer: Any, pb: Any) -> list[str]:
     """Permission rules that are malformed or take no specifier, and path rules anchored with
-    one slash at a directory the file's base does not hold, with file and position."""
+    one slash at a directory the file's base does not hold, with file and position (rules are
+    read as ``pb``'s installed tools declare them)."""
     if not layer.data.get("permissions"):
         return []
     from pegboard.core.permissions import PermissionEngine
     from pegboard.core.permissions.anchors import missing_anchor_warnings
 
     try:
-        engine = PermissionEngine([layer], cwd=layer.root or Path.cwd())
+        engine = PermissionEngine([layer], cwd=layer.root or Path.cwd(), tools=pb.registry.find)
     except Exception:  # a wrong type under permissions is already reported as an error
         return []
-    return [*engine.diagnostics, *missing_anchor_warnings(r for rules in engine.rules.values() for r in rules)]
+    rules = (r for rules in engine.rules.values() for r in rules)
+    return [*engine.diagnostics, *missing_anchor_warnings(rules, engine.families)]
 
 
 def _layer_of(file: Path) -> Any:
@@ -178,7 +180,7 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     errors += more_errors
     warnings += more_warnings
     if model is not None:
-        warnings += _rule_diagnostics(layer)
+        warnings += _rule_diagnostics(layer, pb)
     return errors, warnings
 
 

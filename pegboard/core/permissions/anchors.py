@@ -34,13 +34,13 @@ def anchored_directory(specifier: str) -> str | None:
     return "/".join(literal)
 
 
-def missing_anchor_warnings(rules: Iterable[Rule]) -> list[str]:
+def missing_anchor_warnings(rules: Iterable[Rule], families: fam.Families = fam.TABLE_ONLY) -> list[str]:
     """One warning per path rule whose ``/dir`` does not exist under the rule's base."""
     out: list[str] = []
     for rule in rules:
         if rule.specifier is None or rule.is_glob or rule.param() is not None or not rule.root:
             continue
-        family = fam.family_of(rule.target or rule.tool)
+        family = families.family_of(rule.target or rule.tool)
         if fam.kind_of(family) not in ("read", "edit"):
             continue
         directory = anchored_directory(rule.specifier)

@@ -126,8 +126,10 @@ class PermissionEngine:
         additional_dirs: Sequence[Path | str] = (),
         mode: str | None = None,
         home: Path | None = None,
+        tools: fam.ToolLookup | None = None,
     ) -> None:
         self.diagnostics: list[str] = []
+        self.families = fam.Families(tools)
         home_s = str(home) if home is not None else (os.environ.get("HOME") or str(Path.home()))
         cwd_s = str(cwd)
         self.windows = is_windows_path(cwd_s)
@@ -263,7 +265,7 @@ class PermissionEngine:
                     rule = Rule(text=text, lst=lst, source=source, position=position, tool=m.group(1),
                                 specifier=None)
                     rule.root = root
-                    rule.target = fam.canonical_seed_name(rule.tool) or rule.tool
+                    rule.target = self.families.canonical(rule.tool) or rule.tool
                     rule.notes.append("malformed")
                     self.rules[lst].append(rule)
                     return
@@ -293,7 +295,7 @@ class PermissionEngine:
             return
         if rule.tool.startswith("mcp__") and "__" not in rule.tool[5:]:
             rule.server = rule.tool[5:]
-        seed = fam.canonical_seed_name(rule.tool)
+        seed = self.families.canonical(rule.tool)
         rule.target = seed or rule.tool
         if seed is not None and seed != rule.tool:
             if lst == "allow":
@@ -308,7 +310,7 @@ class PermissionEngine:
                 and "_" not in rule.tool and not rule.tool.startswith("mcp"):
             self.diagnostics.append(f"{where}: {text!r} names no known tool (kept; it applies if one appears)")
         if seed is not None and rule.specifier is not None:
-            family = fam.SEED_TOOLS[seed].family
+            family = self.families.family_of(seed)
             if family != seed and fam.kind_of(family) in _PATH_KINDS and rule.param() is None:
                 if lst == "allow":
                     rule.notes.append(f"applies to {seed} only")
@@ -397,7 +399,7 @@ class PermissionEngine:
             return items
         if param:
             return as_param()
-        known = fam.canonical_seed_name(rule.tool) is not None
+        known = self.families.canonical(rule.tool) is not None
         unknown = "" if known else " unless an installed tool of that name declares a specifier matcher"
         if lst == "allow":
             note(f"{rule.tool} takes no specifier (ignored{unknown})")
@@ -426,7 +428,7 @@ class PermissionEngine:
         cached = self._views.get(key)
         if cached is not None:
             return cached
-        fields = fam.known_fields(name, tool)
+        fields = self.families.known_fields(name, tool)
         v = _View()
         for lst in _LISTS:
             generous = lst != "allow"
@@ -487,7 +489,7 @@ class PermissionEngine:
             for r in self.rules[lst]:
                 if r.tool_regex is not None or r.server is not None:
                     continue
-                family = fam.family_of(r.target)
+                family = self.families.family_of(r.target)
                 key = (r.target, family)
                 if key in seen:
                     continue
@@ -524,8 +526,9 @@ class PermissionEngine:
         (``Bash(rm *)``) keeps the tool and blocks matching calls only.
         """
         try:
-            name = tool.name if tool is not None else (fam.canonical_seed_name(tool_name) or tool_name)
-            family = fam.family_of(name, tool)
+            tool = tool or self.families.installed(tool_name)
+            name = tool.name if tool is not None else (self.families.canonical(tool_name) or tool_name)
+            family = self.families.family_of(name, tool)
             rule = self._view(name, family, fam.kind_of(family), tool).bare["deny"]
         except Exception:
             return None
@@ -557,8 +560,9 @@ class PermissionEngine:
         return decision.model_copy(update={"hard": True}) if hard else decision
 
     def _check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
-        name = tool.name if tool is not None else (fam.canonical_seed_name(str(tool_name)) or str(tool_name))
-        family = fam.family_of(name, tool)
+        tool = tool or self.families.installed(str(tool_name))
+        name = tool.name if tool is not None else (self.families.canonical(str(tool_name)) or str(tool_name))
+        family = self.families.family_of(name, tool)
         kind = fam.kind_of(family)
         data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
         view = self._view(name, family, kind, tool)
@@ -693,7 +697,7 @@ class PermissionEngine:
         if allow_ok and all_allowed is not None:
             out.allow = (all_allowed, f"{all_allowed.text} allows {name} on {', '.join(raws)}")
         if kind == "read":
-            needs = fam.requires_permission(name, tool)
+            needs = self.families.requires_permission(name, tool)
             if inside_all and not needs:
                 out.default_ok = f"{name} inside the working directories needs no permission"
             elif not inside_all:
@@ -744,7 +748,7 @@ class PermissionEngine:
                 ):
                     reason = f"{name} {views[-1]!r} matches {r.text}"
                     out.note(lst, r, reason)
-        if not fam.requires_permission(name, tool):
+        if not self.families.requires_permission(name, tool):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} {views[-1]!r} needs permission"
         return out
@@ -761,7 +765,7 @@ class PermissionEngine:
                     if hit:
                         reason = f"{name} matches {r.text}"
                         out.note(lst, r, reason)
-        if not fam.requires_permission(name, tool):
+        if not self.families.requires_permission(name, tool):
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} needs permission and no rule allows it"
         return out
