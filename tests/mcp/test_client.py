@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -273,3 +274,36 @@ def test_mcp_servers_is_the_client_plugins_config_section(tmp_path: Path) -> Non
         pb.close()
     with pytest.raises(ConfigError, match="needs either 'command'"):
         board({"bad": {"args": ["x"]}})
+
+
+async def test_a_server_that_dies_between_calls_is_noticed_without_waiting_for_a_ping(
+    workdir, monkeypatch, pegboards, tmp_path
+):
+    """The end of the server's stream is seen as it happens (the watched transport), not at
+    the next ping, which comes only every 15 seconds."""
+    import signal
+
+    mark, pidfile = tmp_path / "starts.txt", tmp_path / "pid.txt"
+    config = write_config(workdir, {"sdk": sdk_entry(SDK_SERVER_MARK=str(mark), SDK_SERVER_PIDFILE=str(pidfile))})
+    pb = build(pegboards, workdir, config, monkeypatch)
+    manager = manager_of(pb)
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    wait_until(lambda: manager.states["sdk"].status != "connected" or len(mark.read_text().split()) >= 2,
+               timeout=10.0)
+    wait_until(lambda: manager.states["sdk"].status == "connected" and len(mark.read_text().split()) >= 2)
+    again = await pb.call("mcp__sdk__add", {"a": 2, "b": 2}, approver=approve)
+    assert not again.is_error and again.text == "4"
+
+
+def test_the_client_reads_no_private_attribute_of_the_sdk() -> None:
+    """Plugin state and connection health come from public SDK protocols only."""
+    import ast
+
+    import pegboard_mcp_client
+
+    for source in Path(pegboard_mcp_client.__file__).parent.glob("*.py"):
+        tree = ast.parse(source.read_text("utf-8"))
+        private = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                   and n.attr.startswith("_") and not n.attr.startswith("__")
+                   and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"))]
+        assert private == [], f"{source.name} reads {private}"

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from pegboard import ImageBlock, TextBlock, ToolResult
 from pegboard_mcp_client.settings import McpServerConfig, server_cwd
+from pegboard_mcp_client.watched import WatchedTransport
 
 log = logging.getLogger("pegboard.mcp.client")
 T = TypeVar("T")
@@ -159,22 +160,6 @@ class ServerStderr:
             self.file.close()
 
 
-def connection_closed(client: Any) -> bool:
-    """Whether the SDK has seen the server's stream end.
-
-    The ``mcp`` SDK (2.3) offers no public "closed" state: ``Client`` and ``ClientSession``
-    expose none, and the end of the read stream is seen only by the session's dispatcher,
-    which records it in its private ``_closed`` flag. The flag is read here and nowhere else.
-    Should an SDK release drop it, this answers ``False`` and a lost server is still noticed,
-    only later, by the next ping without an answer or the next failed call.
-    """
-    try:
-        session = client.session
-    except RuntimeError:  # the client left its context: nothing is connected
-        return True
-    return getattr(getattr(session, "_dispatcher", None), "_closed", False) is True
-
-
 class McpManager:
     """Supervises the connections to a set of MCP servers on a private event loop."""
 
@@ -287,19 +272,27 @@ class McpManager:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_MAX)
 
-    def _client(self, state: ServerState) -> Any:
-        from mcp import Client, StdioServerParameters
+    def _client(self, transport: WatchedTransport) -> Any:
+        """The SDK client over ``transport``, whose end the supervisor watches."""
+        from mcp import Client
+
+        return Client(transport, cache=None)
+
+    def _transport(self, state: ServerState) -> WatchedTransport:
+        """The SDK transport to ``state``'s server (stdio or streamable HTTP), watched."""
+        from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
         cfg = state.config
         if cfg.url:
+            from mcp.client.streamable_http import streamable_http_client
+
             if cfg.headers:
                 import httpx2
-                from mcp.client.streamable_http import streamable_http_client
 
                 http = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=httpx2.Timeout(30.0, read=300.0))
-                return Client(streamable_http_client(cfg.url, http_client=http), cache=None)
-            return Client(cfg.url, cache=None)
+                return WatchedTransport(streamable_http_client(cfg.url, http_client=http))
+            return WatchedTransport(streamable_http_client(cfg.url))
         depth = int(self.env.get(DEPTH_ENV, "0") or 0) if self.env.get(DEPTH_ENV, "0").isdigit() else 0
         params = StdioServerParameters(
             command=cfg.command or "",
@@ -308,7 +301,7 @@ class McpManager:
             cwd=str(server_cwd(cfg, self.cwd)),
         )
         errlog = self._stderr.file if self._stderr is not None else sys.stderr
-        return Client(stdio_client(params, errlog=errlog), cache=None)
+        return WatchedTransport(stdio_client(params, errlog=errlog))
 
     async def _connection(self, state: ServerState, connected: asyncio.Event) -> None:
         import anyio
@@ -327,7 +320,8 @@ class McpManager:
             state.stop.cancel()
 
     async def _connected_session(self, state: ServerState, connected: asyncio.Event) -> None:
-        async with self._client(state) as client:
+        transport = self._transport(state)
+        async with self._client(transport) as client:
             tools: list[dict[str, Any]] = []
             cursor: str | None = None
             for _page in range(100):
@@ -351,14 +345,14 @@ class McpManager:
             state.settled.set()
             connected.set()
             log.info("MCP server %s connected with %d tools", state.name, len(tools))
-            await self._watch(state, client)
+            await self._watch(state, client, transport)
 
-    async def _watch(self, state: ServerState, client: Any) -> None:
+    async def _watch(self, state: ServerState, client: Any, transport: WatchedTransport) -> None:
         """Return when the connection is gone: transport closed, a call saw it close, or no pong."""
         last_ping = time.monotonic()
         assert state.lost is not None
         while not state.lost.is_set():
-            if connection_closed(client):
+            if transport.ended:
                 state.error = "connection closed"
                 return
             if time.monotonic() - last_ping > PING_INTERVAL:
