@@ -431,20 +431,10 @@ class Pegboard:
         return render_prompt(self, **selection)
 
     # -- permissions --------------------------------------------------------------------------
-    def _permission_engine(
-        self,
-        *,
-        cwd: Path | str | None = None,
-        mode: str | None = None,
-        additional_dirs: Sequence[Path | str] = (),
-        home: Path | str | None = None,
-        session_rules: Mapping[str, Sequence[str]] | None = None,
-    ) -> PermissionEngine:
-        """The rule engine for one working directory and mode; ``session_rules`` are the rules
-        a session remembered from approvals, added to the configured ones."""
-        return self._authorizer.engine(
-            cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
-        )
+    @property
+    def _permission_engine(self) -> Callable[..., PermissionEngine]:
+        """The rule engine for one working directory and mode (the authorizer's, cached)."""
+        return self._authorizer.engine
 
     def check(
         self,

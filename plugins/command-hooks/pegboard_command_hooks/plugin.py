@@ -32,43 +32,36 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
         register(section)
 
 
-@hookimpl
-async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
-    """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
+async def _tool_event(event: str, call: ToolCall, context: ToolContext, **fields: object) -> HookDecision | None:
+    """Run ``event``'s handlers for ``call`` (matcher tested on the tool's name), if any are set."""
     from pegboard_command_hooks.config import has_handlers
     from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
-    if not has_handlers(context, "PreToolUse"):
+    if not has_handlers(context, event):
         return None
-    payload = tool_payload("PreToolUse", call, context)
-    return (await run_event("PreToolUse", context, payload, match_value=call.name, call=call)).decision
+    payload = tool_payload(event, call, context, **fields)
+    return (await run_event(event, context, payload, match_value=call.name, call=call)).decision
+
+
+@hookimpl
+async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
+    """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
+    return await _tool_event("PreToolUse", call, context)
 
 
 @hookimpl
 async def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
     """``PermissionRequest`` handlers: may answer a call that would ask (allow or deny)."""
-    from pegboard_command_hooks.config import has_handlers
-    from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import tool_payload
-
-    if not has_handlers(context, "PermissionRequest"):
-        return None
-    payload = tool_payload("PermissionRequest", call, context)
-    return (await run_event("PermissionRequest", context, payload, match_value=call.name, call=call)).decision
+    return await _tool_event("PermissionRequest", call, context)
 
 
 @hookimpl
 async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | None:
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
-    from pegboard_command_hooks.config import has_handlers
-    from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import tool_payload, tool_response
+    from pegboard_command_hooks.protocol import tool_response
 
-    if not has_handlers(context, "PostToolUse"):
-        return None
-    payload = tool_payload("PostToolUse", call, context, tool_response=tool_response(result))
-    return (await run_event("PostToolUse", context, payload, match_value=call.name, call=call)).decision
+    return await _tool_event("PostToolUse", call, context, tool_response=tool_response(result))
 
 
 @hookimpl
@@ -76,53 +69,36 @@ async def post_tool_use_failure(call: ToolCall, error: BaseException, context: T
     """``PostToolUseFailure`` handlers: may add context to the error result."""
     import asyncio
 
+    text = str(error) or type(error).__name__
+    interrupt = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
+    return await _tool_event("PostToolUseFailure", call, context, error=text, is_interrupt=interrupt)
+
+
+async def _session_event(
+    event: str, session_id: str, context: ToolContext, key: str, value: str
+) -> HookDecision | None:
+    """Run ``event``'s handlers for a session (matcher tested on ``value``), if any are set."""
     from pegboard_command_hooks.config import has_handlers
     from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import tool_payload
+    from pegboard_command_hooks.protocol import common_fields
 
-    if not has_handlers(context, "PostToolUseFailure"):
+    if not has_handlers(context, event):
         return None
-    text = str(error) or type(error).__name__
-    payload = tool_payload(
-        "PostToolUseFailure",
-        call,
-        context,
-        error=text,
-        is_interrupt=isinstance(error, asyncio.CancelledError | KeyboardInterrupt),
-    )
-    return (await run_event("PostToolUseFailure", context, payload, match_value=call.name, call=call)).decision
-
-
-def _session_context(context: ToolContext, session_id: str) -> ToolContext:
-    return dataclasses.replace(context, session_id=session_id) if session_id else context
+    context = dataclasses.replace(context, session_id=session_id) if session_id else context
+    payload = {**common_fields(event, context), key: value}
+    return (await run_event(event, context, payload, match_value=value)).decision
 
 
 @hookimpl
 async def session_start(session_id: str, source: str, context: ToolContext) -> HookDecision | None:
     """``SessionStart`` handlers (matcher tested on ``source``); plain stdout becomes context."""
-    from pegboard_command_hooks.config import has_handlers
-    from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import common_fields
-
-    if not has_handlers(context, "SessionStart"):
-        return None
-    context = _session_context(context, session_id)
-    payload = {**common_fields("SessionStart", context), "source": source}
-    return (await run_event("SessionStart", context, payload, match_value=source)).decision
+    return await _session_event("SessionStart", session_id, context, "source", source)
 
 
 @hookimpl
 async def session_end(session_id: str, reason: str, context: ToolContext) -> HookDecision | None:
     """``SessionEnd`` handlers (matcher tested on ``reason``); they cannot block."""
-    from pegboard_command_hooks.config import has_handlers
-    from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import common_fields
-
-    if not has_handlers(context, "SessionEnd"):
-        return None
-    context = _session_context(context, session_id)
-    payload = {**common_fields("SessionEnd", context), "reason": reason}
-    return (await run_event("SessionEnd", context, payload, match_value=reason)).decision
+    return await _session_event("SessionEnd", session_id, context, "reason", reason)
 
 
 @hookimpl
