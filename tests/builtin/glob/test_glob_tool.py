@@ -26,7 +26,8 @@ BACKENDS = ["ripgrep", "python"]
 def glob(root: Path, backend: str = "ripgrep", config: dict[str, Any] | None = None,
          env: dict[str, str] | None = None, **input: object) -> ToolResult:
     cfg = {"tools": {"glob": {"backend": backend}}, **(config or {})}
-    return isolated_pegboard(pegboard_glob, cwd=root, config=cfg, env=env).call_sync("Glob", input)
+    with isolated_pegboard(pegboard_glob, cwd=root, config=cfg, env=env) as pb:
+        return pb.call_sync("Glob", input)
 
 
 def names(result: ToolResult, root: Path) -> list[str]:
@@ -125,10 +126,13 @@ def test_rg_and_the_walk_agree(tree: Path) -> None:
     stamp_distinct(tree)
     for pattern in ("**/*", "**/*.py", "src/**", "*", "**/*.{md,txt}", "**/deep*/**"):
         for env in ({}, {"PEGBOARD_GLOB_NO_IGNORE": "false"}):
-            rg = glob(tree, "ripgrep", env=env, pattern=pattern)
-            py = glob(tree, "python", env=env, pattern=pattern)
+            unindexed = {**env, "PEGBOARD_GLOB_INDEX": "0"}
+            rg = glob(tree, "ripgrep", env=unindexed, pattern=pattern)
+            py = glob(tree, "python", env=unindexed, pattern=pattern)
+            indexed = glob(tree, "ripgrep", env=env, pattern=pattern)
             assert rg.metadata["backend"] == "ripgrep" and py.metadata["backend"] == "python"
-            assert rg.text == py.text, (pattern, env)
+            assert indexed.metadata["backend"] == "index" and indexed.metadata["index"] == "built"
+            assert rg.text == py.text == indexed.text, (pattern, env)
 
 
 def test_errors(tree: Path) -> None:
