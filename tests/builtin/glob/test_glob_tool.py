@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fnmatch
 import os
@@ -215,3 +216,40 @@ def test_simple_globs_match_like_fnmatch(pattern: str, name: str) -> None:
 def test_any_pattern_compiles_or_says_why(pattern: str) -> None:
     with contextlib.suppress(GlobError):
         compile_glob(pattern)
+
+
+def test_the_index_serves_repeat_calls_and_follows_changes(tree: Path) -> None:
+    with isolated_pegboard(pegboard_glob, cwd=tree) as pb:
+        first = pb.call_sync("Glob", {"pattern": "**/*.py"})
+        assert first.metadata["backend"] == "index" and first.metadata["index"] == "built"
+        again = pb.call_sync("Glob", {"pattern": "**/*.py"})
+        assert again.metadata["index"] == "served" and again.text == first.text
+        (tree / "src" / "fresh.py").write_text("x")
+        (tree / "src" / "util.py").unlink()
+
+        async def in_session() -> ToolResult:
+            async with pb.session() as session:
+                return await session.call("Glob", {"pattern": "**/*.py"})
+
+        changed = asyncio.run(in_session())
+        assert changed.metadata["index"] == "served"
+        walked = glob(tree, env={"PEGBOARD_GLOB_INDEX": "off"}, pattern="**/*.py")
+        assert changed.text == walked.text and names(changed, tree)[0] == "src/fresh.py"
+    assert pb.stash.get(pegboard_glob.INDEXES) is None
+
+
+def test_index_setting_environment_and_fallback(tree: Path) -> None:
+    off = {"tools": {"glob": {"backend": "ripgrep", "index": False}}}
+    assert glob(tree, config=off, pattern="**/*.py").metadata["index"] == "off"
+    assert glob(tree, env={"PEGBOARD_GLOB_INDEX": "0"}, pattern="**/*.py").metadata["index"] == "off"
+    assert glob(tree, config=off, env={"PEGBOARD_GLOB_INDEX": "1"}, pattern="**/*.py").metadata["index"] == "built"
+    bad = glob(tree, config={"tools": {"glob": {"backend": "ripgrep", "index": "yes"}}}, pattern="*")
+    assert bad.metadata["error_kind"] == "invalid_config" and "tools.glob.index" in bad.text
+    from pegboard_toolkit.fileindex import FileIndexes
+
+    with isolated_pegboard(pegboard_glob, cwd=tree) as pb:
+        pb.stash[pegboard_glob.INDEXES] = FileIndexes(max_dirs=1)
+        limited = pb.call_sync("Glob", {"pattern": "**/*"})
+        assert limited.metadata["index"].startswith("fallback: more than 1 directories")
+        assert limited.metadata["backend"] == "ripgrep"
+        assert limited.text == glob(tree, config=off, pattern="**/*").text
