@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ MAX_RESULTS = 100
 DEFAULT_TIMEOUT = 20.0
 IGNORE_ENV = ("PEGBOARD_GLOB_NO_IGNORE", "FUXI_CODE_GLOB_NO_IGNORE")
 INDEX_ENV = "PEGBOARD_GLOB_INDEX"
+SERVED = ("built", "served", "rebuilt")
 #: the file indexes of one Pegboard, shared by its sessions, closed with it
 INDEXES: StashKey[FileIndexes] = StashKey("pegboard-glob.indexes")
 _FALSE = {"0", "false", "no", "off"}
@@ -83,10 +85,22 @@ def index_setting(ctx: ToolContext) -> bool | ToolResult:
 
 
 async def indexed_files(
-    ctx: ToolContext, root: Path, *, ignore: bool, matcher: re.Pattern[str], deadline: float
-) -> tuple[list[str], str]:
-    """The matches newest first from this Pegboard's file index, and how they were had
-    (``built``, ``served``, ``rebuilt``, or ``fallback: <reason>`` with no matches: walk)."""
+    ctx: ToolContext,
+    root: Path,
+    *,
+    ignore: bool,
+    matcher: re.Pattern[str],
+    deadline: float,
+    timeout: float = DEFAULT_TIMEOUT,
+    listing: Callable[[], Awaitable[tuple[list[str], str]]] | None = None,
+) -> tuple[list[str], str, tuple[list[str], str] | None]:
+    """The matches newest first from this Pegboard's file index and how they were had
+    (``built``, ``served``, ``rebuilt``; ``fallback: <reason>`` with no matches: list instead).
+
+    When the tree has no index yet and ``listing`` (rg) is given, rg answers this call as it
+    did before there was an index (the third value) and the index is built in a thread of its
+    own once rg is done (``building``): a first call costs what it did, and later calls are
+    served from memory (one that comes before the build ends waits for it)."""
     import asyncio
 
     from pegboard_toolkit.fileindex import FileIndexes
@@ -95,11 +109,16 @@ async def indexed_files(
     if indexes is None:
         indexes = ctx.stash.setdefault(INDEXES, FileIndexes())
 
-    def query() -> tuple[list[str], str]:
-        answer = indexes.newest_first(str(root), ignore=ignore, pattern=matcher, deadline=deadline)
+    def query(until: float) -> tuple[list[str], str]:
+        answer = indexes.newest_first(str(root), ignore=ignore, pattern=matcher, deadline=until)
         return answer if answer is not None else ([], f"fallback: {indexes.last_reason}")
 
-    return await asyncio.to_thread(query)
+    if listing is None or indexes.state(str(root), ignore=ignore) != "new":
+        rels, how = await asyncio.to_thread(query, deadline)
+        return rels, how, None
+    listed = await listing()
+    building = indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout)
+    return [], "building" if building else "off", listed
 
 
 def _subjects(input: GlobInput) -> Subjects:
@@ -216,34 +235,37 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
     if isinstance(use_index, ToolResult):
         return use_index
     timed_out = f"Glob timed out after {timeout:g} s searching {root}; narrow the pattern or the path"
+
+    def listing() -> Awaitable[tuple[list[str], str]]:
+        return list_files(
+            root,
+            ignore=ignore,
+            timeout=max(float(timeout) - (time.monotonic() - started), 1e-3),
+            ctx=ctx,
+            rg_glob=None if ignore else "/" + rest,
+            backend=backend,
+        )
+
     index = "off"
     rels: list[str] = []
-    if use_index and ctx.pegboard is not None:
-        try:
-            rels, index = await indexed_files(
-                ctx, root, ignore=ignore, matcher=matcher, deadline=started + float(timeout)
-            )
-        except WalkTimeout:
-            return _fail(timed_out, "timeout")
+    listed: tuple[list[str], str] | None = None
     prefix = str(root).rstrip("/") + "/"
-    if index in ("built", "served", "rebuilt"):
-        used = "index"
-        found = [prefix + rel for rel in rels]
-    else:
-        try:
-            rels, used = await list_files(
-                root,
-                ignore=ignore,
-                timeout=max(float(timeout) - (time.monotonic() - started), 1e-3),
-                ctx=ctx,
-                rg_glob=None if ignore else "/" + rest,
-                backend=backend,
+    try:
+        if use_index and ctx.pegboard is not None:
+            rels, index, listed = await indexed_files(
+                ctx, root, ignore=ignore, matcher=matcher, deadline=started + float(timeout), timeout=float(timeout),
+                listing=listing if backend is not None else None,
             )
-        except TimeoutError:
-            return _fail(timed_out, "timeout")
-        except GlobError as exc:
-            return _fail(str(exc), "invalid_pattern")
-        found = [prefix + rel for rel in rels if matcher.match(rel)]
+        if index in SERVED:
+            used = "index"
+            found = [prefix + rel for rel in rels]
+        else:
+            rels, used = listed if listed is not None else await listing()
+            found = [prefix + rel for rel in rels if matcher.match(rel)]
+    except (TimeoutError, WalkTimeout):
+        return _fail(timed_out, "timeout")
+    except GlobError as exc:
+        return _fail(str(exc), "invalid_pattern")
     filt = ReadFilter(ctx)
     if filt.active:
         found = [p for p in found if filt.keep(p)]

@@ -258,3 +258,22 @@ def test_any_sequence_of_changes_matches_a_fresh_walk(ignore: bool, ops: list[tu
                 assert answer == fresh(root, ignore), op
         finally:
             found.close()
+
+
+def test_a_build_aside_serves_the_next_query(index: tuple[Path, FileIndex]) -> None:
+    root, _ = index
+    registry = FileIndexes()
+    try:
+        assert registry.state(str(root), ignore=False) == "new"
+        assert registry.build_aside(str(root), ignore=False, pattern=compile_glob("**/*.py"), timeout=20)
+        assert registry.state(str(root), ignore=False) == "live"
+        assert not registry.build_aside(str(root), ignore=False, pattern=EVERYTHING, timeout=20)
+        (root / "later.txt").write_text("x")
+        answer = registry.newest_first(str(root), ignore=False, pattern=EVERYTHING)
+        assert answer is not None and answer[1] == "served" and answer[0] == fresh(root, False)
+    finally:
+        registry.close()
+    limited = FileIndexes(max_dirs=1)
+    assert limited.build_aside(str(root), ignore=False, pattern=EVERYTHING, timeout=20)
+    assert limited.newest_first(str(root), ignore=False, pattern=EVERYTHING) is None
+    assert limited.state(str(root), ignore=False) == "declined"

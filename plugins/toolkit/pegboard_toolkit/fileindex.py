@@ -637,37 +637,84 @@ class FileIndexes:
         self._failures: dict[tuple[str, bool], int] = {}
         self.last_reason = ""
 
-    def newest_first(
-        self, root: str, *, ignore: bool, pattern: re.Pattern[str], deadline: float | None = None
-    ) -> tuple[list[str], str] | None:
+    def state(self, root: str, *, ignore: bool) -> str:
+        """``live`` (an index answers from memory, or is being built), ``declined`` (the walk
+        answers) or ``new``."""
         key = (os.path.abspath(root), ignore)
+        with self._lock:
+            if key in self._declined:
+                return "declined"
+            index = self._indexes.get(key)
+        return "live" if index is not None and (index.live or index.lock.locked()) else "new"
+
+    def _index_for(self, key: tuple[str, bool]) -> FileIndex | None:
+        evicted: list[FileIndex] = []
         with self._lock:
             if key in self._declined:
                 self.last_reason = self._declined[key]
                 return None
             index = self._indexes.get(key)
             if index is None:
-                index = FileIndex(key[0], ignore=ignore, **self._limits)
-                self._indexes[key] = index
+                index = self._indexes[key] = FileIndex(key[0], ignore=key[1], **self._limits)
                 while len(self._indexes) > self.max_trees:
-                    _old, evicted = self._indexes.popitem(last=False)
-                    with evicted.lock:
-                        evicted.close()
+                    evicted.append(self._indexes.popitem(last=False)[1])
             self._indexes.move_to_end(key)
+        for old in evicted:
+            with old.lock:
+                old.close()
+        return index
+
+    def newest_first(
+        self, root: str, *, ignore: bool, pattern: re.Pattern[str], deadline: float | None = None
+    ) -> tuple[list[str], str] | None:
+        """The answer of the index of (``root``, ``ignore``), made on first use, or ``None``
+        (see ``last_reason``)."""
+        key = (os.path.abspath(root), ignore)
+        index = self._index_for(key)
+        if index is None:
+            return None
         with index.lock:
-            if not index.live:
-                _make_room(index, self.max_live)
+            return self._answer(key, index, pattern, deadline)
+
+    def build_aside(self, root: str, *, ignore: bool, pattern: re.Pattern[str], timeout: float) -> bool:
+        """Build the index of (``root``, ``ignore``) in a thread of its own (stat'ing the files
+        ``pattern`` matches first); a query that comes meanwhile waits for it. False when
+        there is nothing to build (declined, or being built or live already)."""
+        key = (os.path.abspath(root), ignore)
+        index = self._index_for(key)
+        if index is None or not index.lock.acquire(blocking=False):
+            return False
+        if index.live:
+            index.lock.release()
+            return False
+
+        def build() -> None:
             try:
-                answer = index.newest_first(pattern, deadline)
-            except IndexUnavailable as exc:
-                self._decline(key, index, exc.reason, exc.lasting)
-                return None
-            except OSError as exc:
-                self._decline(key, index, str(exc), False)
-                return None
-            except WalkTimeout:
-                self._decline(key, index, "the tree took too long to index", True)
-                raise
+                with contextlib.suppress(WalkTimeout):
+                    self._answer(key, index, pattern, time.monotonic() + timeout)
+            finally:
+                index.lock.release()
+
+        threading.Thread(target=build, name="pegboard-fileindex-build", daemon=True).start()
+        return True
+
+    def _answer(
+        self, key: tuple[str, bool], index: FileIndex, pattern: re.Pattern[str], deadline: float | None
+    ) -> tuple[list[str], str] | None:
+        """``index.newest_first`` with ``index.lock`` held: declines recorded, room made."""
+        if not index.live:
+            _make_room(index, self.max_live)
+        try:
+            answer = index.newest_first(pattern, deadline)
+        except IndexUnavailable as exc:
+            self._decline(key, index, exc.reason, exc.lasting)
+            return None
+        except OSError as exc:
+            self._decline(key, index, str(exc), False)
+            return None
+        except WalkTimeout:
+            self._decline(key, index, "the tree took too long to index", True)
+            raise
         self._failures.pop(key, None)
         return answer
 
