@@ -117,8 +117,9 @@ async def indexed_files(
         rels, how = await asyncio.to_thread(query, deadline)
         return rels, how, None
     listed = await listing()
-    building = indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout)
-    return [], "building" if building else "off", listed
+    indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout)
+    declined = indexes.state(str(root), ignore=ignore) == "declined"
+    return [], f"fallback: {indexes.last_reason}" if declined else "building", listed
 
 
 def _subjects(input: GlobInput) -> Subjects:
