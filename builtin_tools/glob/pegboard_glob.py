@@ -99,9 +99,10 @@ async def indexed_files(
 
     When the tree has no index yet and ``listing`` (rg) is given, rg answers this call as it
     did before there was an index (the third value) and the index is built in a thread of its
-    own once rg is done (``building``): a first call costs what it did, and later calls are
-    served from memory (one that comes before the build ends waits for it)."""
+    own once the call has returned (``building``): a first call costs what it did, and later
+    calls are served from memory (one that comes before the build ends waits for it)."""
     import asyncio
+    import threading
 
     from pegboard_toolkit.fileindex import FileIndexes
 
@@ -117,7 +118,11 @@ async def indexed_files(
         rels, how = await asyncio.to_thread(query, deadline)
         return rels, how, None
     listed = await listing()
-    indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout)
+    answered = threading.Event()
+    task = asyncio.current_task()
+    if task is not None:
+        task.add_done_callback(lambda _task: answered.set())
+    indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout, after=answered)
     declined = indexes.state(str(root), ignore=ignore) == "declined"
     return [], f"fallback: {indexes.last_reason}" if declined else "building", listed
 

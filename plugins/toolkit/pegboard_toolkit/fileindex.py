@@ -61,6 +61,7 @@ LOCAL_FILESYSTEMS = frozenset({
 })
 
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+AFTER_WAIT = 0.05
 MAX_TREES = 8
 MAX_DIRS = 16_384
 MAX_FILES = 250_000
@@ -676,10 +677,19 @@ class FileIndexes:
         with index.lock:
             return self._answer(key, index, pattern, deadline)
 
-    def build_aside(self, root: str, *, ignore: bool, pattern: re.Pattern[str], timeout: float) -> bool:
+    def build_aside(
+        self,
+        root: str,
+        *,
+        ignore: bool,
+        pattern: re.Pattern[str],
+        timeout: float,
+        after: threading.Event | None = None,
+    ) -> bool:
         """Build the index of (``root``, ``ignore``) in a thread of its own (stat'ing the files
-        ``pattern`` matches first); a query that comes meanwhile waits for it. False when
-        there is nothing to build (declined, or being built or live already)."""
+        ``pattern`` matches first), once ``after`` is set (at most ``AFTER_WAIT`` s later); a
+        query that comes meanwhile waits for it. False when there is nothing to build
+        (declined, or being built or live already)."""
         key = (os.path.abspath(root), ignore)
         index = self._index_for(key)
         if index is None or not index.lock.acquire(blocking=False):
@@ -690,6 +700,8 @@ class FileIndexes:
 
         def build() -> None:
             try:
+                if after is not None:
+                    after.wait(AFTER_WAIT)
                 with contextlib.suppress(WalkTimeout):
                     self._answer(key, index, pattern, time.monotonic() + timeout)
             finally:
