@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import struct
 import sys
 import threading
@@ -205,6 +206,8 @@ class _Dir:
     wd: int | None = None
     files: set[str] = field(default_factory=set)
     dirs: set[str] = field(default_factory=set)
+    #: names seen not to be listed (links, ignored ...): a write to one changes nothing here
+    skipped: set[str] = field(default_factory=set)
 
 
 class FileIndex:
@@ -530,6 +533,8 @@ class FileIndex:
             self._learn(node, name)
         elif name in node.files:
             self._unknown.add(node.prefix + name)
+        elif name in node.skipped:
+            return
         elif name in node.dirs:
             child = self._dirs.get(f"{node.prefix}{name}/")
             path = f"{self._prefix}{node.prefix}{name}"
@@ -540,6 +545,7 @@ class FileIndex:
             self._learn(node, name)
 
     def _forget(self, node: _Dir, name: str) -> None:
+        node.skipped.discard(name)
         if name in node.files:
             node.files.discard(name)
             rel = node.prefix + name
@@ -571,17 +577,14 @@ class FileIndex:
             st = os.lstat(path)
         except OSError:
             return
-        if name in VCS_DIRS:
-            return
-        import stat
-
-        if stat.S_ISDIR(st.st_mode):
-            if self.ignore and self._walker.ignored(path, True, node.layers):
-                return
+        listed = name not in VCS_DIRS and (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode))
+        if listed and self.ignore and self._walker.ignored(path, stat.S_ISDIR(st.st_mode), node.layers):
+            listed = False
+        if not listed:
+            node.skipped.add(name)
+        elif stat.S_ISDIR(st.st_mode):
             self._scan(node, name, node.layers)
-        elif stat.S_ISREG(st.st_mode):
-            if self.ignore and self._walker.ignored(path, False, node.layers):
-                return
+        else:
             self._add_file(node, name, st)
 
 
