@@ -277,3 +277,18 @@ def test_a_build_aside_serves_the_next_query(index: tuple[Path, FileIndex]) -> N
     assert limited.build_aside(str(root), ignore=False, pattern=EVERYTHING, timeout=20)
     assert limited.newest_first(str(root), ignore=False, pattern=EVERYTHING) is None
     assert limited.state(str(root), ignore=False) == "declined"
+
+
+def test_open_indexes_are_bounded_per_process(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = FileIndexes(max_live=1), FileIndexes(max_live=1)
+    try:
+        assert first.newest_first(str(tmp_path / "a"), ignore=False, pattern=EVERYTHING) == ([], "built")
+        assert second.newest_first(str(tmp_path / "b"), ignore=False, pattern=EVERYTHING) == ([], "built")
+        assert first.state(str(tmp_path / "a"), ignore=False) == "new"
+        (tmp_path / "a" / "f.txt").write_text("x")
+        assert first.newest_first(str(tmp_path / "a"), ignore=False, pattern=EVERYTHING) == (["f.txt"], "built")
+    finally:
+        first.close()
+        second.close()
