@@ -1,18 +1,22 @@
 """The built-in ``Glob`` tool (alias ``find``): files whose path matches a pattern, newest first.
 
-Listing is ``rg --files`` when an rg can be had, else the toolkit's walk; both are filtered
-by one glob matcher, so they answer the same on the same tree.
+Listing is the toolkit's file index (kept current by inotify) when it can answer, else
+``rg --files`` when an rg can be had, else the toolkit's walk; all are filtered by one glob
+matcher, so they answer the same on the same tree.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from pegboard import Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
+from pegboard import Pegboard, StashKey, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, resolve_path, tool
 from pegboard_toolkit import (
     GlobError,
     ReadFilter,
@@ -29,9 +33,16 @@ from pegboard_toolkit.toolconfig import directory_failure, seconds_setting
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import deny_globs, vcs_exclude_globs
 
+if TYPE_CHECKING:
+    from pegboard_toolkit.fileindex import FileIndexes
+
 MAX_RESULTS = 100
 DEFAULT_TIMEOUT = 20.0
 IGNORE_ENV = ("PEGBOARD_GLOB_NO_IGNORE", "FUXI_CODE_GLOB_NO_IGNORE")
+INDEX_ENV = "PEGBOARD_GLOB_INDEX"
+SERVED = ("built", "served", "rebuilt")
+#: the file indexes of one Pegboard, shared by its sessions, closed with it
+INDEXES: StashKey[FileIndexes] = StashKey("pegboard-glob.indexes")
 _FALSE = {"0", "false", "no", "off"}
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -54,6 +65,66 @@ def respect_gitignore(ctx: ToolContext) -> bool:
         if value in _TRUE:
             return False
     return _setting(ctx, "tools", "glob", "respectGitignore") is True
+
+
+def index_setting(ctx: ToolContext) -> bool | ToolResult:
+    """Whether Glob may answer from the file index: ``PEGBOARD_GLOB_INDEX`` in the environment,
+    else ``tools.glob.index`` (default true), else the ``invalid_config`` failure for a
+    value that is not a boolean."""
+    value = (ctx.env.get(INDEX_ENV) or "").strip().lower()
+    if value in _FALSE:
+        return False
+    if value in _TRUE:
+        return True
+    setting = _setting(ctx, "tools", "glob", "index")
+    if setting is None:
+        return True
+    if not isinstance(setting, bool):
+        return _fail(f"config key tools.glob.index: expected true or false, found {setting!r}", "invalid_config")
+    return setting
+
+
+async def indexed_files(
+    ctx: ToolContext,
+    root: Path,
+    *,
+    ignore: bool,
+    matcher: re.Pattern[str],
+    deadline: float,
+    timeout: float = DEFAULT_TIMEOUT,
+    listing: Callable[[], Awaitable[tuple[list[str], str]]] | None = None,
+) -> tuple[list[str], str, tuple[list[str], str] | None]:
+    """The matches newest first from this Pegboard's file index and how they were had
+    (``built``, ``served``, ``rebuilt``; ``fallback: <reason>`` with no matches: list instead).
+
+    When the tree has no index yet and ``listing`` (rg) is given, rg answers this call as it
+    did before there was an index (the third value) and the index is built in a thread of its
+    own once the call has returned (``building``): a first call costs what it did, and later
+    calls are served from memory (one that comes before the build ends waits for it)."""
+    import asyncio
+    import threading
+
+    from pegboard_toolkit.fileindex import FileIndexes
+
+    indexes = ctx.stash.get(INDEXES)
+    if indexes is None:
+        indexes = ctx.stash.setdefault(INDEXES, FileIndexes())
+
+    def query(until: float) -> tuple[list[str], str]:
+        answer = indexes.newest_first(str(root), ignore=ignore, pattern=matcher, deadline=until)
+        return answer if answer is not None else ([], f"fallback: {indexes.last_reason}")
+
+    if listing is None or indexes.state(str(root), ignore=ignore) != "new":
+        rels, how = await asyncio.to_thread(query, deadline)
+        return rels, how, None
+    listed = await listing()
+    answered = threading.Event()
+    task = asyncio.current_task()
+    if task is not None:
+        task.add_done_callback(lambda _task: answered.set())
+    indexes.build_aside(str(root), ignore=ignore, pattern=matcher, timeout=timeout, after=answered)
+    declined = indexes.state(str(root), ignore=ignore) == "declined"
+    return [], f"fallback: {indexes.last_reason}" if declined else "building", listed
 
 
 def _subjects(input: GlobInput) -> Subjects:
@@ -166,22 +237,42 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
     except ValueError as exc:
         return _fail(f"config key tools.glob.backend: {exc}", "invalid_config")
     ignore = respect_gitignore(ctx)
-    try:
-        rels, used = await list_files(
+    use_index = index_setting(ctx)
+    if isinstance(use_index, ToolResult):
+        return use_index
+    timed_out = f"Glob timed out after {timeout:g} s searching {root}; narrow the pattern or the path"
+
+    def listing() -> Awaitable[tuple[list[str], str]]:
+        return list_files(
             root,
             ignore=ignore,
-            timeout=float(timeout),
+            timeout=max(float(timeout) - (time.monotonic() - started), 1e-3),
             ctx=ctx,
             rg_glob=None if ignore else "/" + rest,
             backend=backend,
         )
-    except TimeoutError:
-        return _fail(f"Glob timed out after {timeout:g} s searching {root}; narrow the pattern or the path", "timeout")
+
+    index = "off"
+    rels: list[str] = []
+    listed: tuple[list[str], str] | None = None
+    prefix = str(root).rstrip("/") + "/"
+    try:
+        if use_index and ctx.pegboard is not None:
+            rels, index, listed = await indexed_files(
+                ctx, root, ignore=ignore, matcher=matcher, deadline=started + float(timeout), timeout=float(timeout),
+                listing=listing if backend is not None else None,
+            )
+        if index in SERVED:
+            used = "index"
+            found = [prefix + rel for rel in rels]
+        else:
+            rels, used = listed if listed is not None else await listing()
+            found = [prefix + rel for rel in rels if matcher.match(rel)]
+    except (TimeoutError, WalkTimeout):
+        return _fail(timed_out, "timeout")
     except GlobError as exc:
         return _fail(str(exc), "invalid_pattern")
     filt = ReadFilter(ctx)
-    prefix = str(root).rstrip("/") + "/"
-    found = [prefix + rel for rel in rels if matcher.match(rel)]
     if filt.active:
         found = [p for p in found if filt.keep(p)]
     total = len(found)
@@ -209,10 +300,17 @@ async def glob(input: GlobInput, ctx: ToolContext) -> ToolResult:
             "numFiles": len(shown),
             "durationMs": millis,
         },
-        metadata={"backend": used, "truncated": truncated},
+        metadata={"backend": used, "truncated": truncated, "index": index},
     )
 
 
 @hookimpl
 def register_tools(register: ToolRegister) -> None:
     register(glob)
+
+
+@hookimpl
+def pegboard_close(pegboard: Pegboard) -> None:
+    indexes = pegboard.stash.pop(INDEXES, None)
+    if indexes is not None:
+        indexes.close()

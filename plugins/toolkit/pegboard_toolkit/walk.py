@@ -201,6 +201,19 @@ def find_repo_root(path: str) -> str | None:
         current = parent
 
 
+def ancestors(path: str) -> list[str]:
+    """The parent directories of ``path``, nearest first, up to the filesystem root."""
+    found: list[str] = []
+    current = os.path.dirname(path)
+    while True:
+        if current != path:
+            found.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return found
+        current = parent
+
+
 @dataclass
 class _Walker:
     root: str
@@ -244,22 +257,17 @@ class _Walker:
         if self.deadline is not None and self.seen % 256 == 0 and self.clock() > self.deadline:
             raise WalkTimeout("the walk ran past its time limit")
 
-    def walk(self) -> Iterator[str]:
+    def outer_layers(self) -> list[_IgnoreLayer]:
+        """The ignore rules that apply at the root from its parent directories (finds the repository)."""
         layers: list[_IgnoreLayer] = []
         if self.ignore:
             self.repo = find_repo_root(self.root)
-            parents = []
-            current = os.path.dirname(self.root)
-            while True:
-                parents.append(current)
-                parent = os.path.dirname(current)
-                if parent == current:
-                    break
-                current = parent
-            for parent in reversed(parents):
-                if parent != self.root:
-                    layers.extend(self.layers_for(parent))
-        yield from self._dir(self.root, "", layers)
+            for parent in reversed(ancestors(self.root)):
+                layers.extend(self.layers_for(parent))
+        return layers
+
+    def walk(self) -> Iterator[str]:
+        yield from self._dir(self.root, "", self.outer_layers())
 
     def _dir(self, path: str, rel: str, layers: list[_IgnoreLayer]) -> Iterator[str]:
         if self.ignore:

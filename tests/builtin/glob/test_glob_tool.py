@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fnmatch
 import os
@@ -26,7 +27,8 @@ BACKENDS = ["ripgrep", "python"]
 def glob(root: Path, backend: str = "ripgrep", config: dict[str, Any] | None = None,
          env: dict[str, str] | None = None, **input: object) -> ToolResult:
     cfg = {"tools": {"glob": {"backend": backend}}, **(config or {})}
-    return isolated_pegboard(pegboard_glob, cwd=root, config=cfg, env=env).call_sync("Glob", input)
+    with isolated_pegboard(pegboard_glob, cwd=root, config=cfg, env=env) as pb:
+        return pb.call_sync("Glob", input)
 
 
 def names(result: ToolResult, root: Path) -> list[str]:
@@ -125,10 +127,13 @@ def test_rg_and_the_walk_agree(tree: Path) -> None:
     stamp_distinct(tree)
     for pattern in ("**/*", "**/*.py", "src/**", "*", "**/*.{md,txt}", "**/deep*/**"):
         for env in ({}, {"PEGBOARD_GLOB_NO_IGNORE": "false"}):
-            rg = glob(tree, "ripgrep", env=env, pattern=pattern)
-            py = glob(tree, "python", env=env, pattern=pattern)
+            unindexed = {**env, "PEGBOARD_GLOB_INDEX": "0"}
+            rg = glob(tree, "ripgrep", env=unindexed, pattern=pattern)
+            py = glob(tree, "python", env=unindexed, pattern=pattern)
+            indexed = glob(tree, "ripgrep", env=env, pattern=pattern)
             assert rg.metadata["backend"] == "ripgrep" and py.metadata["backend"] == "python"
-            assert rg.text == py.text, (pattern, env)
+            assert indexed.metadata["index"] in ("built", "building"), indexed.metadata
+            assert rg.text == py.text == indexed.text, (pattern, env)
 
 
 def test_errors(tree: Path) -> None:
@@ -211,3 +216,44 @@ def test_simple_globs_match_like_fnmatch(pattern: str, name: str) -> None:
 def test_any_pattern_compiles_or_says_why(pattern: str) -> None:
     with contextlib.suppress(GlobError):
         compile_glob(pattern)
+
+
+def test_the_index_serves_repeat_calls_and_follows_changes(tree: Path) -> None:
+    with isolated_pegboard(pegboard_glob, cwd=tree) as pb:
+        first = pb.call_sync("Glob", {"pattern": "**/*.py"})
+        assert first.metadata["index"] in ("built", "building")
+        again = pb.call_sync("Glob", {"pattern": "**/*.py"})
+        assert again.metadata["index"] == "served" and again.text == first.text
+        (tree / "src" / "fresh.py").write_text("x")
+        (tree / "src" / "util.py").unlink()
+
+        async def in_session() -> ToolResult:
+            async with pb.session() as session:
+                return await session.call("Glob", {"pattern": "**/*.py"})
+
+        changed = asyncio.run(in_session())
+        assert changed.metadata["index"] == "served"
+        walked = glob(tree, env={"PEGBOARD_GLOB_INDEX": "off"}, pattern="**/*.py")
+        assert changed.text == walked.text and names(changed, tree)[0] == "src/fresh.py"
+    assert pb.stash.get(pegboard_glob.INDEXES) is None
+
+
+def test_index_setting_environment_and_fallback(tree: Path) -> None:
+    off = {"tools": {"glob": {"backend": "ripgrep", "index": False}}}
+    assert glob(tree, config=off, pattern="**/*.py").metadata["index"] == "off"
+    assert glob(tree, env={"PEGBOARD_GLOB_INDEX": "0"}, pattern="**/*.py").metadata["index"] == "off"
+    assert glob(tree, config=off, env={"PEGBOARD_GLOB_INDEX": "1"}, pattern="**/*.py").metadata["index"] != "off"
+    bad = glob(tree, config={"tools": {"glob": {"backend": "ripgrep", "index": "yes"}}}, pattern="*")
+    assert bad.metadata["error_kind"] == "invalid_config" and "tools.glob.index" in bad.text
+    from pegboard_toolkit.fileindex import FileIndexes
+
+    for backend in BACKENDS:
+        with isolated_pegboard(pegboard_glob, cwd=tree, config={"tools": {"glob": {"backend": backend}}}) as pb:
+            pb.stash[pegboard_glob.INDEXES] = FileIndexes(max_dirs=1)
+            limited = pb.call_sync("Glob", {"pattern": "**/*"})
+            assert limited.metadata["backend"] == backend and limited.metadata["index"] != "built"
+            if backend == "python":
+                assert limited.metadata["index"] == "fallback: more than 1 directories"
+            assert limited.text == glob(tree, config=off, pattern="**/*").text
+            again = pb.call_sync("Glob", {"pattern": "**/*"})
+            assert again.metadata["index"] == "fallback: more than 1 directories"
