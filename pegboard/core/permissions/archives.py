@@ -152,9 +152,10 @@ def _tar_effects(args: list[str], bsd: bool = False) -> Effects:
                          and v is not None]
     e.reads += [(i, v) for n, v, i in opts if n == "listed-incremental" and v is not None]
     hits = [n for n in names if n in TAR_RUNNING] or (["info-script"] if "-F" in names else [])
-    if unknown and unknown.startswith("--") and any(n.startswith(unknown[2:].split("=", 1)[0])
-                                                    for n in TAR_RUNNING):
-        hits = hits or [unknown[2:]]
+    for a in args:  # as before tar had a table: any prefix of those options counts (--checkpoint too)
+        body = a[2:].split("=", 1)[0] if a.startswith("--") else ""
+        if len(body) >= 3 and not hits and any(n.startswith(body) for n in TAR_RUNNING):
+            hits = [body]
     if hits:
         e.runs_program = f"tar --{hits[0]} runs a program"
     # -C applies to what follows it, relative to the -C before it.

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pegboard.core.permissions.effects import Effects, Ref, family
+from pegboard.core.permissions.effects import FAMILIES, Effects, Ref, family, vim_commands
 
 
 @dataclass
@@ -50,11 +50,11 @@ def _tokens(line: str) -> list[str]:
 
 # -- sqlite3 --------------------------------------------------------------------------------
 
-_SQL_STRING = r"'((?:[^']|'')*)'"
-_ATTACH = re.compile(r"\bATTACH\s+(?:DATABASE\s+)?(?:" + _SQL_STRING + r"|(\S+))", re.I)
-_VACUUM_INTO = re.compile(r"\bVACUUM\b[^;]*?\bINTO\s+(?:" + _SQL_STRING + r"|(\S+))", re.I)
-_FILE_FUNCS = re.compile(r"\b(readfile|writefile|fsdir|zipfile|load_extension|edit)\s*\(\s*(?:" + _SQL_STRING
-                         + r")?", re.I)
+_SQL_STRING = r"'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\""
+_ATTACH = re.compile(r"\bATTACH\s+(?:DATABASE\s+)?(?:" + _SQL_STRING + r"|([\w./-]+)(?=\s+AS\b)|\S+)", re.I)
+_VACUUM_INTO = re.compile(r"\bVACUUM\b[^;]*?\bINTO\s+(?:" + _SQL_STRING + r"|\S+)", re.I)
+_FILE_FUNCS = re.compile(r"\b(?P<func>readfile|writefile|fsdir|zipfile|load_extension|edit)\s*\(\s*(?:"
+                         + _SQL_STRING + r")?", re.I)
 _SQLITE_NOT_FILES = frozenset({"", ":memory:", "stdout", "stderr", "off", "on"})
 
 
@@ -67,29 +67,41 @@ def _db_path(name: str) -> str:
     return name
 
 
+def _literal(m: re.Match[str]) -> str | None:
+    """The text of the SQL string a match found ('x' or "x", which SQLite also takes as a string)."""
+    if m.group(1) is not None:
+        return m.group(1).replace("''", "'")
+    if m.group(2) is not None:
+        return m.group(2).replace('""', '"')
+    return m.group(3) if m.re.groups >= 3 else None
+
+
 def _sql(text: str, s: Script) -> None:
     for m in _ATTACH.finditer(text):
-        if m.group(1) is not None:
-            path = _db_path(m.group(1).replace("''", "'"))
+        literal = _literal(m)
+        if literal is not None:
+            path = _db_path(literal)
             if path not in _SQLITE_NOT_FILES:
                 s.reads.append(path)
                 s.writes.append(path)
         else:
             s.hidden = s.hidden or "ATTACH names a database at run time"
     for m in _VACUUM_INTO.finditer(text):
-        if m.group(1) is not None:
-            s.writes.append(_db_path(m.group(1).replace("''", "'")))
+        literal = _literal(m)
+        if literal is not None:
+            s.writes.append(_db_path(literal))
         else:
             s.hidden = s.hidden or "VACUUM INTO names a file at run time"
     for m in _FILE_FUNCS.finditer(text):
-        func, literal = m.group(1).lower(), m.group(2)
+        func = m.group("func").lower()
+        literal = m.group(2) if m.group(2) is not None else m.group(3)
         if func in ("load_extension", "edit"):
             s.runs = s.runs or f"{func}() runs code"
             continue
         if literal is None:
             s.hidden = s.hidden or f"{func}() names a file at run time"
             continue
-        path = literal.replace("''", "'")
+        path = literal.replace("''", "'").replace('""', '"')
         if func == "writefile":
             s.writes.append(path)
         else:
@@ -422,8 +434,8 @@ def ex_mode(name: str, args: list[str]) -> bool:
 
 
 def ex_input(args: list[str], text: str | None, name: str = "vim") -> Script | None:
-    if not ex_mode(name, args):
-        return None
+    if not ex_mode(name, args) or (text is None and vim_commands(args)[0]):
+        return None  # not in ex mode, or the script is in the arguments
     if text is None:
         return Script(hidden="ex runs the commands its input holds, which the analysis cannot see")
     return ex_script(text)
@@ -435,3 +447,22 @@ INPUT_SCRIPTS: dict[str, Callable[[str, list[str], str | None], Script | None]] 
     "ed": lambda _n, a, t: ed_input(a, t), "red": lambda _n, a, t: ed_input(a, t),
     **{n: (lambda n, a, t: ex_input(a, t, n)) for n in ("ex", "vim", "vi", "nvim", "view", "gvim", "rvim")},
 }
+
+
+def _with_ex_commands(base: Callable[[list[str]], Effects]) -> Callable[[list[str]], Effects]:
+    """vim's family, plus what its ``-c`` / ``+cmd`` / ``--cmd`` ex commands read and write."""
+
+    def fn(args: list[str]) -> Effects:
+        e = base(args)
+        cmds = vim_commands(args)[0]
+        if cmds:
+            e = Effects(reads=list(e.reads), writes=e.writes, side_effect=e.side_effect, runs_program=e.runs_program)
+            for cmd in cmds:
+                ex_script(cmd).effects_into(e)
+        return e
+
+    return fn
+
+
+for _name in ("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim", "gview"):
+    FAMILIES[_name] = _with_ex_commands(FAMILIES[_name])

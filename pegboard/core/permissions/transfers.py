@@ -15,11 +15,17 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from pegboard.core.permissions.effects import Effects, Ref, family, into_dir
-from pegboard.core.permissions.options import ParsedArgs, grammar, parse_args
+from pegboard.core.permissions.options import Grammar, ParsedArgs, grammar, parse_args
 
 
 def _values(p: ParsedArgs, *names: str) -> list[Ref]:
     return [(o.index, o.value) for o in p.values(*names) if o.value is not None and o.value != "-"]
+
+
+def _unknown_letters(p: ParsedArgs, g: Grammar, flags: frozenset[str]) -> list[str]:
+    """Short options given that are neither in the grammar nor among the program's flags."""
+    return [o.given for o in p.options if o.name.startswith("-") and len(o.name) == 2
+            and o.name[1] not in flags and o.name[1] not in g.short]
 
 
 def _url_name(url: str) -> str | None:
@@ -126,7 +132,7 @@ def _curl(args: list[str]) -> Effects:
     p = parse_args(_CURL, args)
     e = Effects(side_effect="curl transfers data over the network")
     unknown = [u for u in p.unknown if not (u.startswith("--no-") and u[5:] in _CURL_FLAGS.split())]
-    unknown += [o.given for o in p.options if o.name.startswith("-") and o.name[1:] not in _CURL_SHORT_FLAGS]
+    unknown += _unknown_letters(p, _CURL, _CURL_SHORT_FLAGS)
     if unknown:
         e.opaque = f"curl {unknown[0]} is not in the table"
     if p.has("config"):
@@ -198,8 +204,7 @@ _WGET_SHORT_FLAGS = frozenset("bcdFhkKLmNpqrSvVxEH46")
 def _wget(args: list[str]) -> Effects:
     p = parse_args(_WGET, args)
     e = Effects(side_effect="wget downloads files")
-    unknown = list(p.unknown) + [o.given for o in p.options
-                                  if o.name.startswith("-") and o.name[1:] not in _WGET_SHORT_FLAGS]
+    unknown = list(p.unknown) + _unknown_letters(p, _WGET, _WGET_SHORT_FLAGS)
     if unknown:
         e.opaque = f"wget {unknown[0]} is not in the table"
     if p.has("config", "execute"):
@@ -268,8 +273,7 @@ def _local(ref: Ref) -> bool:
 def _rsync(args: list[str]) -> Effects:
     p = parse_args(_RSYNC, args)
     e = Effects(side_effect="rsync copies files")
-    unknown = list(p.unknown) + [o.given for o in p.options
-                                  if o.name.startswith("-") and o.name[1:] not in _RSYNC_SHORT_FLAGS]
+    unknown = list(p.unknown) + _unknown_letters(p, _RSYNC, _RSYNC_SHORT_FLAGS)
     if unknown:
         e.opaque = f"rsync {unknown[0]} is not in the table"
     if p.has("rsh", "rsync-path"):
@@ -304,8 +308,7 @@ _SSH_RUNS = re.compile(r"^\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|Remo
 def _scp(args: list[str]) -> Effects:
     p = parse_args(_SCP, args)
     e = Effects(side_effect="scp copies files")
-    unknown = [o.given for o in p.options if o.name.startswith("-") and len(o.name) == 2
-               and o.name[1] not in _SCP_SHORT_FLAGS and o.name[1] not in "cDFiJloPSX"]
+    unknown = _unknown_letters(p, _SCP, _SCP_SHORT_FLAGS)
     if unknown or p.unknown:
         e.opaque = f"scp {(unknown or p.unknown)[0]} is not in the table"
     if p.values("-S") or any(_SSH_RUNS.match(o.value or "") for o in p.values("-o")):
