@@ -590,6 +590,7 @@ class _Analysis:
         self.units_by_seg: dict[int, _Unwrapped] = {}
         self._units: list[_Unwrapped] = []
         self._disk_trusted: bool | None = None
+        self._trusted_for: _Unwrapped | bool | None = None  # the one writing command, when it is alone
         self._effects: dict[tuple[str, tuple[str, ...]], E.Effects | None] = {}
         self._git_calls: dict[tuple[str, ...], E.GitCall] = {}
 
@@ -1030,6 +1031,17 @@ class _Analysis:
                 _passive(u.core) for u in self._units if u.core)
         return self._disk_trusted
 
+    def trusted_for(self, u: _Unwrapped) -> bool:
+        """Whether the tree on disk is the tree ``u`` walks: no other command of the line
+        writes (its own output, ``tar -cf out.tar src``, cannot add links to what it reads)."""
+        if self.disk_trusted:
+            return True
+        if self._trusted_for is None:
+            writers = [o for o in self._units if o.core and not _passive(o.core)]
+            self._trusted_for = writers[0] if len(writers) == 1 and not any(
+                r.writes for r in self.parsed.redirects) else False
+        return self._trusted_for is u
+
     def evaluated_text(self, parsed: ParsedScript) -> None:
         """Quoted text Bash will evaluate as arithmetic: variables holding ``a[$(cmd)]``, ``(( 'a[$(cmd)]' ))``."""
         texts = [v for v in self.literals.values() if "$(" in v or "`" in v]
@@ -1368,7 +1380,7 @@ class _Analysis:
                 lexical_hit = self.o.deny_under(base)
                 if lexical_hit is None and not follow and not link_files:
                     continue
-                reach = self.o.reach(base, follow, link_files) if self.disk_trusted else None
+                reach = self.o.reach(base, follow, link_files) if self.trusted_for(u) else None
                 if reach is None or not reach.complete:
                     if lexical_hit is not None:
                         self.out.set_hard(f"{name} may read files under {base} that {lexical_hit.text} denies")

@@ -679,8 +679,11 @@ def git_sub_writes(sub: str, rest: list[str]) -> tuple[list[Ref], list[Ref]]:
                 value = (i, v) if eq else ((i + 1, rest[i + 1]) if i + 1 < len(rest) else None)
         if value is not None:
             (dirs if sub == "format-patch" else files).append(value)
-    if sub == "format-patch" and not dirs and not any(a in ("--stdout",) for a in rest):
-        dirs.append((-1, "."))
+    if sub == "format-patch":
+        if not dirs and "--stdout" not in rest:
+            dirs.append((-1, "."))
+        files += [(-1, posixpath.join(d, "*.patch")) for _i, d in dirs]  # NNNN-subject.patch
+        dirs = []
     if sub == "bundle" and rest[:1] == ["create"] and len(rest) > 1:
         ops = [(i, a) for i, a in enumerate(rest[1:], 1) if not a.startswith("-")]
         files += ops[:1]

@@ -434,7 +434,7 @@ def ex_mode(name: str, args: list[str]) -> bool:
 
 
 def ex_input(args: list[str], text: str | None, name: str = "vim") -> Script | None:
-    if not ex_mode(name, args) or (text is None and vim_commands(args)[0]):
+    if not ex_mode(name, args) or (text is None and vim_commands(ex_args(name, args))[0]):
         return None  # not in ex mode, or the script is in the arguments
     if text is None:
         return Script(hidden="ex runs the commands its input holds, which the analysis cannot see")
@@ -449,10 +449,19 @@ INPUT_SCRIPTS: dict[str, Callable[[str, list[str], str | None], Script | None]] 
 }
 
 
-def _with_ex_commands(base: Callable[[list[str]], Effects]) -> Callable[[list[str]], Effects]:
+def ex_args(name: str, args: list[str]) -> list[str]:
+    """vim's arguments with ex mode's ``-s`` (silent, no value) made a plain flag, so it is
+    not read as ``-s SCRIPTIN`` (the normal-mode key script it is outside ex mode)."""
+    if "-s" not in args or not ex_mode(name, args):
+        return args
+    return ["-n" if a == "-s" else a for a in args]
+
+
+def _with_ex_commands(name: str, base: Callable[[list[str]], Effects]) -> Callable[[list[str]], Effects]:
     """vim's family, plus what its ``-c`` / ``+cmd`` / ``--cmd`` ex commands read and write."""
 
     def fn(args: list[str]) -> Effects:
+        args = ex_args(name, args)
         e = base(args)
         cmds = vim_commands(args)[0]
         if cmds:
@@ -465,4 +474,4 @@ def _with_ex_commands(base: Callable[[list[str]], Effects]) -> Callable[[list[st
 
 
 for _name in ("vim", "vi", "nvim", "view", "ex", "vimdiff", "gvim", "rvim", "rview", "evim", "gview"):
-    FAMILIES[_name] = _with_ex_commands(FAMILIES[_name])
+    FAMILIES[_name] = _with_ex_commands(_name, FAMILIES[_name])
