@@ -593,3 +593,13 @@ def test_text_an_ed_script_adds_is_not_read_as_commands() -> None:
 def test_ex_scripts(script: str, writes: list[str], commands: list[str]) -> None:
     s = ex_script(script)
     assert s.writes == writes and s.commands == commands
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["ffmpeg -i in.mp4 /etc/out.mp4", "pandoc README.md -o /etc/x.html", "mytool --out=/etc/x", "convert a.png /etc/b"],
+)
+def test_an_unknown_command_naming_a_file_edit_rules_deny_asks(command: str) -> None:
+    e = engine(allow=["Bash(ffmpeg *)", "Bash(pandoc *)", "Bash(mytool *)", "Bash(convert *)"], deny=["Edit(//etc/**)"])
+    assert e.check("Bash", {"command": command}).decision == "ask"
+    assert e.check("Bash", {"command": command.replace("/etc/", "build/")}).decision == "allow"

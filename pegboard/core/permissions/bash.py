@@ -897,6 +897,12 @@ class _Analysis:
                         self.out.set_hard(f"{name} may read {p}, which {v.deny.text} denies")
                 elif v.ask is not None:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
+                elif not recognised:
+                    wv = self.o.write_deny_only(p)
+                    if wv.deny is not None:
+                        self.out.set_hard(f"{name} may write {p}, which {wv.deny.text} denies")
+                    elif wv.ask is not None:
+                        self.out.set_ask(wv.ask, f"{name} may write {p}, which {wv.ask.text} covers")
                 if not v.inside:
                     all_inside = False
                 if (w.glob and _has_glob(p) and name not in C.NAME_LISTERS) or recursive:

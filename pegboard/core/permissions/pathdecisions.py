@@ -101,6 +101,13 @@ class PathDecisions:
         return FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
                            inside=False)
 
+    def write_deny_only(self, path: str) -> FileVerdict:
+        """Edit deny/ask rules only, on the lexical path: an unknown command may write its arguments."""
+        paths = [collapse(path)]
+        deny, ask = self.edit["deny"].first(paths), self.edit["ask"].first(paths)
+        return FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
+                           inside=False)
+
     def is_read_denied(self, lexical: str) -> bool:
         return self.rule(self.read, "deny", lexical) is not None
 
