@@ -232,6 +232,11 @@ DENIED = [
     "gpg --output=/etc/x -d a",
     "gpg -d /secret/a",
     "gpg -e -r me /etc/x",
+    # sed scripts, interpreters without a table
+    "sed -n 'w /etc/x' a",
+    "sed 's/a/b/w /etc/x' a",
+    "sed '1r /secret/a' b",
+    "sed -e 'p' -e 'R /secret/a' b",
     # patch and git
     "patch -o /etc/x a.patch",
     "patch -d /etc -p1 < x.patch",
@@ -601,5 +606,14 @@ def test_ex_scripts(script: str, writes: list[str], commands: list[str]) -> None
 )
 def test_an_unknown_command_naming_a_file_edit_rules_deny_asks(command: str) -> None:
     e = engine(allow=["Bash(ffmpeg *)", "Bash(pandoc *)", "Bash(mytool *)", "Bash(convert *)"], deny=["Edit(//etc/**)"])
+    assert e.check("Bash", {"command": command}).decision == "ask"
+    assert e.check("Bash", {"command": command.replace("/etc/", "build/")}).decision == "allow"
+
+
+@pytest.mark.parametrize(
+    "command", ["perl -pi -e 's/a/b/' /etc/x", "python3 fix.py /etc/hosts", "ruby -i -pe 1 /etc/x"]
+)
+def test_an_interpreter_naming_a_file_edit_rules_deny_asks(command: str) -> None:
+    e = engine(allow=["Bash(perl *)", "Bash(python3 *)", "Bash(ruby *)"], deny=["Edit(//etc/**)"])
     assert e.check("Bash", {"command": command}).decision == "ask"
     assert e.check("Bash", {"command": command.replace("/etc/", "build/")}).decision == "allow"

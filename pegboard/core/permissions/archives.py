@@ -152,7 +152,7 @@ def _tar_effects(args: list[str], bsd: bool = False) -> Effects:
                          and v is not None]
     e.reads += [(i, v) for n, v, i in opts if n == "listed-incremental" and v is not None]
     hits = [n for n in names if n in TAR_RUNNING] or (["info-script"] if "-F" in names else [])
-    for a in args:  # as before tar had a table: any prefix of those options counts (--checkpoint too)
+    for a in args:  # any prefix of those names counts, even one that is also an option (--checkpoint)
         body = a[2:].split("=", 1)[0] if a.startswith("--") else ""
         if len(body) >= 3 and not hits and any(n.startswith(body) for n in TAR_RUNNING):
             hits = [body]

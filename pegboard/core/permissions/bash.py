@@ -878,8 +878,12 @@ class _Analysis:
             return [c.rstrip("/") + rest if rest else c for c in self.cwds]
         return None
 
-    def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
-        """Apply Read rules to file operands; return whether all are known and inside."""
+    def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool,
+                    may_write: bool = False) -> bool:
+        """Apply Read rules to file operands; return whether all are known and inside.
+
+        ``may_write``: the command has no table, so it may write what it names (``perl -i``,
+        ``ffmpeg IN OUT``): an Edit deny or ask rule on one asks."""
         all_inside = True
         name = _name(u.core[0].value) if u.core else ""
         for w in words:
@@ -897,7 +901,7 @@ class _Analysis:
                         self.out.set_hard(f"{name} may read {p}, which {v.deny.text} denies")
                 elif v.ask is not None:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
-                elif not recognised:
+                elif may_write:
                     wv = self.o.write_deny_only(p)
                     if wv.deny is not None:
                         self.out.set_hard(f"{name} may write {p}, which {wv.deny.text} denies")
@@ -1218,7 +1222,7 @@ class _Analysis:
             if any("=" in w.value for w in args):
                 read_words += [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
             reads_ok = self.check_reads(u, [*read_words, *u.wrapper_reads] if u.wrapper_reads else read_words,
-                                        recognised, False)
+                                        recognised, False, may_write=name not in E.FAMILIES)
             if eff.trees:
                 reads_ok = self.check_trees(u, name, _refs(args, eff.trees), eff.follows_links) and reads_ok
             write_words = _refs(args, eff.writes)

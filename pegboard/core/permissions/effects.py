@@ -403,12 +403,37 @@ def sed_script_is_safe(script: str) -> bool:
     return True
 
 
+_SED_ADDRESS = r"(?:\d+|\$|/(?:[^/\\\n]|\\.)*/|\\(.)(?:(?!\1).)*\1)?(?:\s*,\s*(?:\d+|\$|/(?:[^/\\\n]|\\.)*/|[+~]\d+))?"
+#: ``w FILE`` / ``W FILE`` / ``r FILE`` / ``R FILE`` commands and the ``w FILE`` flag of ``s``:
+#: the file name runs to the end of the line.
+_SED_FILE_CMD = re.compile(r"(?:^|[;{}])\s*" + _SED_ADDRESS + r"\s*!?\s*([wWrR])\s*(\S[^\n]*)", re.M)
+_SED_S_WRITE = re.compile(r"\bs([^\w\s\\])(?:(?!\1)[^\\\n]|\\.)*\1(?:(?!\1)[^\\\n]|\\.)*\1[gpiImMe0-9]*w\s*(\S[^\n]*)")
+
+
+def sed_files(script: str) -> tuple[list[str], list[str]]:
+    """(files read, files written) by a sed script's ``r`` / ``R`` / ``w`` / ``W`` commands and ``s///w``."""
+    reads: list[str] = []
+    writes: list[str] = []
+    for m in _SED_FILE_CMD.finditer(script):
+        (writes if m.group(2) in "wW" else reads).append(m.group(3).strip())
+    writes += [m.group(2).strip() for m in _SED_S_WRITE.finditer(script)]
+    return ([r for r in reads if r not in ("/dev/stdin",)],
+            [w for w in writes if w not in ("/dev/stdout", "/dev/stderr")])
+
+
 @family("sed")
 def _sed(args: list[str]) -> Effects:
     s = sed_command(args)
     e = Effects(reads=s.files + s.script_files)
+    for script in s.scripts:
+        if not sed_script_is_safe(script):
+            reads, writes = sed_files(script)
+            e.reads += [(-1, r) for r in reads]
+            if writes:
+                e.writes = [*e.writes, *((-1, w) for w in writes)]
+                e.side_effect = "sed writes files its script names"
     if s.in_place:
-        e.writes = list(s.files)
+        e.writes = [*s.files, *e.writes]
         e.side_effect = "sed -i edits files"
     if s.script_files or not s.scripts or not all(sed_script_is_safe(x) for x in s.scripts):
         e.runs_program = "sed script with w/e/r commands (or unreadable)"
