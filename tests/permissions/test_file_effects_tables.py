@@ -617,3 +617,27 @@ def test_an_interpreter_naming_a_file_edit_rules_deny_asks(command: str) -> None
     e = engine(allow=["Bash(perl *)", "Bash(python3 *)", "Bash(ruby *)"], deny=["Edit(//etc/**)"])
     assert e.check("Bash", {"command": command}).decision == "ask"
     assert e.check("Bash", {"command": command.replace("/etc/", "build/")}).decision == "allow"
+
+
+_ARG = st.one_of(
+    st.sampled_from(["-", "--", "-C", "-f", "-o", "-xvfC", "--dir", "--output=", "-d", "@", "|", ".shell", "=@"]),
+    st.text(max_size=12),
+)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(E.FAMILIES)), st.lists(_ARG, max_size=8))
+def test_no_family_raises_on_any_arguments(name: str, args: list[str]) -> None:
+    eff = E.effects(name, args)
+    assert eff is not None
+    for i, _value in (*eff.reads, *eff.writes, *eff.into, *eff.trees):
+        assert -1 <= i < len(args)
+
+
+@SETTINGS
+@given(st.text(max_size=200))
+def test_script_scanners_never_raise(text: str) -> None:
+    sqlite_script(text)
+    ed_script(text)
+    ex_script(text)
+    E.sed_files(text)
