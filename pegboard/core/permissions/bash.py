@@ -893,6 +893,9 @@ class _Analysis:
                 self.unknowable(name, w)
                 continue
             for p in paths:
+                if not recognised and not w.glob and not recursive and not self.o.may_deny(p):
+                    all_inside = False  # an unknown command's argument no deny or ask rule covers
+                    continue
                 v = self.o.read_verdict(p) if recognised else self.o.read_deny_only(p)
                 if v.deny is not None:
                     if recognised:
@@ -901,7 +904,7 @@ class _Analysis:
                         self.out.set_hard(f"{name} may read {p}, which {v.deny.text} denies")
                 elif v.ask is not None:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
-                elif may_write:
+                elif may_write and self.o.may_deny(p):
                     wv = self.o.write_deny_only(p)
                     if wv.deny is not None:
                         self.out.set_hard(f"{name} may write {p}, which {wv.deny.text} denies")
