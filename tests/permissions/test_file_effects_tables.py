@@ -248,6 +248,7 @@ DENIED = [
     "git archive --output=/etc/x HEAD",
     "git format-patch -o /etc HEAD~1",
     "git bundle create /etc/b HEAD",
+    "git apply --directory=/etc x.patch",
 ]
 
 

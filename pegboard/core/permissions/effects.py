@@ -682,14 +682,24 @@ def git_output_files(rest: list[str]) -> list[int]:
 
 
 #: git subcommands that write files their own short options or operands name.
-GIT_FILE_WRITERS = frozenset({"archive", "format-patch", "bundle"})
+GIT_FILE_WRITERS = frozenset({"archive", "format-patch", "bundle", "apply"})
 
 
 def git_sub_writes(sub: str, rest: list[str]) -> tuple[list[Ref], list[Ref]]:
     """(files written, directories written into) by ``git archive -o FILE``,
-    ``git format-patch -o DIR``, ``git bundle create FILE`` (``--output=`` is found apart)."""
+    ``git format-patch -o DIR``, ``git bundle create FILE``, ``git apply --directory=DIR``
+    (``--output=`` is found apart)."""
     files: list[Ref] = []
     dirs: list[Ref] = []
+    if sub == "apply":
+        if any(a in ("--check", "--stat", "--numstat", "--summary") for a in rest) and "--apply" not in rest:
+            return files, dirs  # reports only
+        for i, a in enumerate(rest):
+            if a.startswith("--directory="):
+                dirs.append((i, a.split("=", 1)[1]))
+            elif a == "--directory" and i + 1 < len(rest):
+                dirs.append((i + 1, rest[i + 1]))
+        return files, dirs
     for i, a in enumerate(rest):
         if a == "--":
             break
