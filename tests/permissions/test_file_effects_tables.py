@@ -642,3 +642,32 @@ def test_script_scanners_never_raise(text: str) -> None:
     ed_script(text)
     ex_script(text)
     E.sed_files(text)
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from([["-o"], ["-q"], ["-oq"], ["-n"], ["-j"], ["m1"], ["dir/m2"], ["-P", "pw"]]), max_size=5),
+    st.sampled_from([["-d", "/etc/x"], ["-d/etc/x"], ["-qd", "/etc/x"]]),
+    st.booleans(),
+)
+def test_unzip_finds_its_directory_anywhere(groups: list[list[str]], target: list[str], first: bool) -> None:
+    words = [w for g in groups for w in g]
+    argv = [*target, "a.zip", *words] if first else ["a.zip", *words, *target]
+    eff = E.effects("unzip", argv)
+    assert eff is not None and any(v.startswith("/etc/x") for _i, v in eff.into), argv
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from([["-q"], ["-nv"], ["-c"], ["-t", "3"], ["--tries=3"], ["-U", "ua"], ["https://h.example/f"]]),
+        max_size=5,
+    ),
+    st.sampled_from(
+        [["-O", "/etc/x"], ["-O/etc/x"], ["--output-document=/etc/x"], ["--output-doc", "/etc/x"], ["-qO", "/etc/x"]]
+    ),
+)
+def test_wget_output_document_is_found_among_any_options(groups: list[list[str]], form: list[str]) -> None:
+    argv = [w for g in groups for w in g] + form
+    eff = E.effects("wget", argv)
+    assert eff is not None and "/etc/x" in [v for _i, v in eff.writes], argv
