@@ -15,6 +15,8 @@ The outcome is mode-independent; the engine applies the mode.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import posixpath
 import re
 import unicodedata
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 from pegboard.core.permissions import commands as C
 from pegboard.core.permissions import effects as E
+from pegboard.core.permissions import scripted
 from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, as_nested, parse
 from pegboard.core.permissions.evaluation import (
     EVALUATING_BUILTINS,
@@ -59,9 +62,8 @@ for _key in C.RUNNERS:
     _RUNNER_HEADS.setdefault(_key[0], []).append(_key)
 #: Command names that unwrapping must look into (everything else is taken as it is).
 _SPECIAL_HEADS = frozenset({*C.ALLOW_STRIP_WRAPPERS, *C.EXEC_WRAPPERS, *_RUNNER_HEADS, *C.SHELLS,
-                            *C.EVAL_COMMANDS, *E.EMBEDDED_SCRIPTS, "find", "fd", "fdfind", "command", "xargs",
-                            "mapfile",
-                            "readarray", "trap", "rsync"})
+                            *C.EVAL_COMMANDS, *E.EMBEDDED_SCRIPTS, *scripted.INPUT_SCRIPTS, "find", "fd", "fdfind",
+                            "command", "xargs", "mapfile", "readarray", "trap", "rsync"})
 
 
 def has_control_characters(command: str) -> bool:
@@ -270,6 +272,7 @@ class _Unwrapped:
     evaluated: str | None = None  # a word Bash evaluates as code (a subscript with a substitution)
     eff: E.Effects | None = None  # the core command's effects, once computed
     allow_view: str | None = None  # the allow core as one string, when unwrapping already built it
+    script: scripted.Script | None = None  # what the script the core command reads from its input does
 
 
 #: Commands that may write files named inside an archive or a patch (see ``effects.hidden_writes``).
@@ -587,6 +590,7 @@ class _Analysis:
         self.units_by_seg: dict[int, _Unwrapped] = {}
         self._units: list[_Unwrapped] = []
         self._disk_trusted: bool | None = None
+        self._trusted_for: _Unwrapped | bool | None = None  # the one writing command, when it is alone
         self._effects: dict[tuple[str, tuple[str, ...]], E.Effects | None] = {}
         self._git_calls: dict[tuple[str, ...], E.GitCall] = {}
 
@@ -628,6 +632,9 @@ class _Analysis:
         if extras is not None:
             u.wrapper_writes, u.wrapper_reads, u.chdir, u.xargs = (extras.wrapper_writes, extras.wrapper_reads,
                                                                    extras.chdir, extras.xargs)
+            u.script = extras.script
+            if u.script is not None and (u.script.commands or u.script.runs):
+                u.dangerous = u.dangerous or u.script.runs or "its input runs shell commands"
         if u.allow_core and u.allow_core[0].value == "xargs":
             u.xargs_inner = _xargs_inner(u.allow_core)
         if core and core[0].value in EVALUATING_BUILTINS:
@@ -701,6 +708,11 @@ class _Analysis:
                     self.nested(s, parsed, depth, dynamic=False)
             for s in _builtin_scripts(lname, args):
                 self.nested(s, parsed, depth, dynamic=False)
+            reader = scripted.INPUT_SCRIPTS.get(lname)
+            if reader is not None:
+                extras.script = reader(lname, args, _input_text(seg))
+                for s in extras.script.commands if extras.script is not None else ():
+                    self.nested(s, parsed, depth, dynamic=False)
             break
         return cur
 
@@ -866,8 +878,12 @@ class _Analysis:
             return [c.rstrip("/") + rest if rest else c for c in self.cwds]
         return None
 
-    def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool) -> bool:
-        """Apply Read rules to file operands; return whether all are known and inside."""
+    def check_reads(self, u: _Unwrapped, words: list[Word], recognised: bool, recursive: bool,
+                    may_write: bool = False) -> bool:
+        """Apply Read rules to file operands; return whether all are known and inside.
+
+        ``may_write``: the command has no table, so it may write what it names (``perl -i``,
+        ``ffmpeg IN OUT``): an Edit deny or ask rule on one asks."""
         all_inside = True
         name = _name(u.core[0].value) if u.core else ""
         for w in words:
@@ -877,6 +893,9 @@ class _Analysis:
                 self.unknowable(name, w)
                 continue
             for p in paths:
+                if not recognised and not w.glob and not recursive and not self.o.may_deny(p):
+                    all_inside = False  # an unknown command's argument no deny or ask rule covers
+                    continue
                 v = self.o.read_verdict(p) if recognised else self.o.read_deny_only(p)
                 if v.deny is not None:
                     if recognised:
@@ -885,6 +904,12 @@ class _Analysis:
                         self.out.set_hard(f"{name} may read {p}, which {v.deny.text} denies")
                 elif v.ask is not None:
                     self.out.set_ask(v.ask, f"{name} reads {p}, which {v.ask.text} covers")
+                elif may_write and self.o.may_deny(p):
+                    wv = self.o.write_deny_only(p)
+                    if wv.deny is not None:
+                        self.out.set_hard(f"{name} may write {p}, which {wv.deny.text} denies")
+                    elif wv.ask is not None:
+                        self.out.set_ask(wv.ask, f"{name} may write {p}, which {wv.ask.text} covers")
                 if not v.inside:
                     all_inside = False
                 if (w.glob and _has_glob(p) and name not in C.NAME_LISTERS) or recursive:
@@ -1018,6 +1043,17 @@ class _Analysis:
             self._disk_trusted = not any(r.writes for r in self.parsed.redirects) and all(
                 _passive(u.core) for u in self._units if u.core)
         return self._disk_trusted
+
+    def trusted_for(self, u: _Unwrapped) -> bool:
+        """Whether the tree on disk is the tree ``u`` walks: no other command of the line
+        writes (its own output, ``tar -cf out.tar src``, cannot add links to what it reads)."""
+        if self.disk_trusted:
+            return True
+        if self._trusted_for is None:
+            writers = [o for o in self._units if o.core and not _passive(o.core)]
+            self._trusted_for = writers[0] if len(writers) == 1 and not any(
+                r.writes for r in self.parsed.redirects) else False
+        return self._trusted_for is u
 
     def evaluated_text(self, parsed: ParsedScript) -> None:
         """Quoted text Bash will evaluate as arithmetic: variables holding ``a[$(cmd)]``, ``(( 'a[$(cmd)]' ))``."""
@@ -1180,22 +1216,33 @@ class _Analysis:
         reads_ok = True
         writes_inside = True
         eff = u.eff = self.effects(name, args)
+        if eff is not None and u.script is not None:
+            eff = u.eff = dataclasses.replace(eff, reads=list(eff.reads))
+            u.script.effects_into(eff)
         if eff is not None:
             recognised = name in _READERS or name in E.FAMILIES
             read_words = _refs(args, eff.reads)
             if any("=" in w.value for w in args):
                 read_words += [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
             reads_ok = self.check_reads(u, [*read_words, *u.wrapper_reads] if u.wrapper_reads else read_words,
-                                        recognised, False)
+                                        recognised, False, may_write=name not in E.FAMILIES)
             if eff.trees:
                 reads_ok = self.check_trees(u, name, _refs(args, eff.trees), eff.follows_links) and reads_ok
             write_words = _refs(args, eff.writes)
+            if eff.into_target is not None and eff.into_target[1]:
+                write_words += self.copied_into(u, args, eff.into_target)
             if write_words:
                 writes_inside, _all_allowed = self.check_writes(name, write_words)
                 reads_ok = self.check_reads(u, write_words, True, False) and reads_ok
             if eff.names_from is not None:
                 reads_ok = False
                 self.hidden_names(name, eff.names_from)
+            if eff.into:
+                writes_inside = self.check_into(name, _refs(args, eff.into)) and writes_inside
+            if eff.opaque is not None:
+                reads_ok = writes_inside = False
+                if self.o.deny_bases:
+                    self.out.set_hard(f"{eff.opaque}, so deny rules cannot be checked on its files")
         elif u.wrapper_reads:
             reads_ok = self.check_reads(u, list(u.wrapper_reads), True, False)
         if name in _HIDDEN_WRITERS and (why := E.hidden_writes(
@@ -1208,12 +1255,62 @@ class _Analysis:
         if name == "git":
             reads_ok = self.git_files(u, args) and reads_ok
             outputs = self.git_outputs(args)
+            call = self.git_call(args)
+            rest = args[call.sub + 1:]
+            if call.sub < len(args) and args[call.sub].value in E.GIT_FILE_WRITERS:
+                files, dirs = E.git_sub_writes(args[call.sub].value, [w.value for w in rest])
+                outputs += _refs(rest, files)
+                if dirs:
+                    writes_inside = self.check_into("git", _refs(rest, dirs)) and writes_inside
             if outputs:
                 inside, _all_allowed = self.check_writes("git", outputs)
                 writes_inside = writes_inside and inside
         if u.chdir:
             reads_ok = writes_inside = False
         return reads_ok, writes_inside
+
+    def copied_into(self, u: _Unwrapped, args: list[Word], into: tuple[E.Ref, Sequence[E.Ref]]) -> list[Word]:
+        """The paths ``cp SRC TARGET`` writes inside TARGET when TARGET is a directory: when it
+        ends in ``/``, is a directory on disk now, or another command of the line may make one."""
+        target = _refs(args, [into[0]])[0]
+        paths = self.resolve_word(target, for_deny=True)
+        if paths is None or target.dynamic or target.glob:
+            return []
+        if target.value.endswith("/") or any(os.path.isdir(collapse(p)) for p in paths) or any(
+                other is not u and other.core and _name(other.core[0].value) in _DIR_MAKERS for other in self._units):
+            return _refs(args, into[1])
+        return []
+
+    def check_into(self, name: str, words: list[Word]) -> bool:
+        """Edit rules on directories a command writes files into under names it alone knows
+        (``tar -x -C DIR``, ``unzip -d DIR``, ``curl -J``): a rule covering the directory, or
+        anything directly in it, decides; one that may cover something deeper asks."""
+        all_inside = True
+        if words and self.out.writes is None:
+            self.out.writes = f"{name} writes files into {words[0].raw}"
+        for w in words:
+            paths = self.resolve_word(w, for_deny=True)
+            if paths is None:
+                all_inside = False
+                self.unknowable(name, w)
+                continue
+            for p in map(collapse, paths):
+                inner = p.rstrip("/") + "/" + _UNSEEN_NAME
+                v = self.o.write_verdict(p)
+                if v.deny is None and v.ask is None:
+                    v = self.o.write_verdict(inner)
+                if v.deny is not None:
+                    self.out.set_deny(v.deny, f"{name} writes files into {p}, which {v.deny.text} denies")
+                elif v.ask is not None:
+                    self.out.set_ask(v.ask, f"{name} writes files into {p}, which {v.ask.text} covers")
+                elif (hit := self.o.deny_under(p)) is not None:
+                    self.out.set_hard(f"{name} writes files into {p} under names it reads at run time, "
+                                      f"which {hit.text} may cover")
+                if v.protected and self.out.protected is None:
+                    self.out.protected = f"{name} writes into the protected path {p}"
+                if not v.inside:
+                    all_inside = False
+        return all_inside and not self.cwd_unknown
 
     def git_outputs(self, args: list[Word]) -> list[Word]:
         """The files ``--output`` makes the git subcommand write (checked against Edit rules)."""
@@ -1296,7 +1393,7 @@ class _Analysis:
                 lexical_hit = self.o.deny_under(base)
                 if lexical_hit is None and not follow and not link_files:
                     continue
-                reach = self.o.reach(base, follow, link_files) if self.disk_trusted else None
+                reach = self.o.reach(base, follow, link_files) if self.trusted_for(u) else None
                 if reach is None or not reach.complete:
                     if lexical_hit is not None:
                         self.out.set_hard(f"{name} may read files under {base} that {lexical_hit.text} denies")
@@ -1360,7 +1457,8 @@ class _Analysis:
                 return False
             same = u.core and u.core[0].value == head and len(u.core) == len(args) + 1
             eff = u.eff if same else self.effects(head, args)
-            if eff is None or eff.writes or eff.side_effect or eff.runs_program or eff.names_from:
+            if eff is None or eff.writes or eff.side_effect or eff.runs_program or eff.names_from or eff.into \
+                    or eff.opaque:
                 return False
         else:
             vals = [w.value for w in args]
@@ -1409,6 +1507,32 @@ class _Analysis:
                         out.set_ask(v.ask, f"input redirect reads {p}, which {v.ask.text} covers")
                     if not v.inside and v.allow is None:
                         out.set_unapproved(f"input redirect reads {p} outside the working directories")
+
+
+#: Commands that may make a directory (or a link to one) another command of the line then copies into.
+_DIR_MAKERS = frozenset({"mkdir", "ln", "cp", "mv", "install", "rsync", "scp", "tar", "bsdtar", "unzip", "cpio", "7z",
+                         "git"})
+
+#: A file name no rule names on purpose: a rule that matches it covers every name in its directory.
+_UNSEEN_NAME = "pegboard-unseen-name"
+
+
+def _input_text(seg: Segment) -> str | None:
+    """The text a command reads from its input when the line shows it: a here-document, a
+    here-string, or the literal words ``echo`` / ``printf`` pipe into it."""
+    if seg.stdin_text is not None:
+        return seg.stdin_text
+    src = seg.stdin_from
+    if src is None or not src.words or src.words[0].value not in ("echo", "printf"):
+        return None
+    words = src.words[1:]
+    if any(w.dynamic for w in words):
+        return None
+    values = [w.value for w in words]
+    if src.words[0].value == "echo":
+        values = [v for v in values if v not in ("-n", "-e", "-E", "-ne", "-en")]
+        return " ".join(values).replace("\\n", "\n") + "\n"
+    return "\n".join(values).replace("\\n", "\n") + "\n"
 
 
 def _quote(arg: str) -> str:

@@ -104,6 +104,9 @@ class Segment:
     text: str = ""
     #: The command whose output this one reads (``a | b``: b's is a), when it is a simple command.
     stdin_from: Segment | None = field(default=None, repr=False, compare=False)
+    #: The text a here-document or here-string feeds the command (programs that read a script
+    #: from their input: ``sqlite3``, ``ed``, ``ex``); None when it has none or it is built at run time.
+    stdin_text: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -179,6 +182,7 @@ class _Builder:
         self.nested_depth = nested_depth
         self.by_node: dict[int, Segment] = {}
         self.pipes: list[list[int]] = []
+        self.heredocs: list[tuple[int, str]] = []  # (command node, here-document text)
 
     def text(self, node: Any) -> str:
         return _b2s(self.src[node.start_byte:node.end_byte])
@@ -281,7 +285,12 @@ class _Builder:
             t = child.type
             if t == "variable_assignment":
                 seg.assignments.append(self.assignment(child))
-            elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+            elif t == "herestring_redirect":
+                given = [c for c in child.named_children if c.type != "file_descriptor"]
+                if given:
+                    w = self.word(given[0])
+                    seg.stdin_text = None if w.dynamic else w.value
+            elif t in ("file_redirect", "heredoc_redirect"):
                 pass  # collected by the walk
             elif t == "comment" or not child.is_named:
                 continue
@@ -331,6 +340,11 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
             b.by_node[node.id] = seg
         elif t == "pipeline":
             b.pipes.append([c.id for c in node.named_children])
+        elif t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            docs = [c for c in node.named_children if c.type == "heredoc_redirect"]
+            if body is not None and body.type == "command" and docs:
+                b.heredocs.append((body.id, _heredoc_text(b, docs[-1])))
         elif t == "variable_assignment" and parent is not None and parent.type not in (
             "command", "declaration_command",
         ):
@@ -371,6 +385,14 @@ def _walk(src: bytes, root: Any, result: ParsedScript, nested_depth: int) -> Non
         for before, after in itertools.pairwise(ids):
             if before in b.by_node and after in b.by_node:
                 b.by_node[after].stdin_from = b.by_node[before]
+    for node_id, text in b.heredocs:
+        if node_id in b.by_node:
+            b.by_node[node_id].stdin_text = text
+
+
+def _heredoc_text(b: _Builder, node: Any) -> str:
+    """A here-document's body as the command reads it (expansions kept as written)."""
+    return "".join(b.text(c) for c in node.children if c.type == "heredoc_body")
 
 
 def _heredoc(b: _Builder, node: Any, result: ParsedScript, depth: int) -> None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import glob as globmod
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pegboard.core.permissions.paths import PathMatcher, collapse, inside, is_protected, resolve
+from pegboard.core.permissions.paths import PathMatcher, collapse, combine_patterns, inside, is_protected, resolve
 from pegboard.core.permissions.rules import Rule
 
 #: Directory entries a reachability walk looks at before it gives up (then: lexical answer).
@@ -55,6 +56,7 @@ class PathDecisions:
         self.read = read
         self.edit = edit
         self.deny_bases = list(deny_bases)
+        self._denials: re.Pattern[str] | bool | None = False  # built on first use
 
     # -- single paths ----------------------------------------------------------------------
     def resolve(self, path: str) -> str | None:
@@ -98,6 +100,28 @@ class PathDecisions:
         """Deny/ask rules only, on the lexical path: for arguments of commands we do not know."""
         paths = [collapse(path)]
         deny, ask = self.read["deny"].first(paths), self.read["ask"].first(paths)
+        return FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
+                           inside=False)
+
+    def may_deny(self, path: str) -> bool:
+        """Whether any Read or Edit deny or ask pattern can match ``path`` (one regex for all
+        four lists: most arguments of unknown commands match none)."""
+        if self._denials is False:
+            matchers = [self.read["deny"], self.read["ask"], self.edit["deny"], self.edit["ask"]]
+            patterns = list(dict.fromkeys(rx.pattern for m in matchers for _prefix, rx, _item in m.entries))
+            caseless = all(m.ignore_case for m in matchers)
+            self._denials = re.compile(combine_patterns(patterns), re.DOTALL) if patterns and caseless else None
+            if not patterns:
+                self._denials = re.compile(r"(?!)")
+        if self._denials is None or not path.isascii():
+            return True
+        assert isinstance(self._denials, re.Pattern)
+        return self._denials.match(collapse(path)[1:].lower() + "/") is not None
+
+    def write_deny_only(self, path: str) -> FileVerdict:
+        """Edit deny/ask rules only, on the lexical path: an unknown command may write its arguments."""
+        paths = [collapse(path)]
+        deny, ask = self.edit["deny"].first(paths), self.edit["ask"].first(paths)
         return FileVerdict(deny=deny if isinstance(deny, Rule) else None, ask=ask if isinstance(ask, Rule) else None,
                            inside=False)
 
