@@ -28,6 +28,7 @@ from pegboard import (
 from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink, release
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
 from pegboard_mcp_server.relay import LOG_LEVELS, EventRelay, LogSender, Progress, log_fields
+from pegboard_mcp_server.sampling import CURRENT_SAMPLER
 
 __all__ = ["LOG_LEVELS", "Bridge", "EventRelay", "Selection", "error_result", "log_fields", "result_to_mcp"]
 
@@ -306,8 +307,6 @@ class Bridge:
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
         approver = elicitation_approver(elicit) if elicit is not None else None
-        from pegboard_mcp_server.sampling import CURRENT_SAMPLER
-
         sampler_token = CURRENT_SAMPLER.set(sample)
         link_token = CURRENT_LINK.set(link)
         try:
