@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import operator
 import os
 import re
 import stat
@@ -43,7 +44,7 @@ from pegboard_toolkit import (
     read_lines,
 )
 from pegboard_toolkit.images import IMAGE_SUFFIXES
-from pegboard_toolkit.lines import sniff_encoding
+from pegboard_toolkit.lines import plain_lines, sniff_encoding
 from pegboard_toolkit.toolconfig import config_value as _setting
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 
@@ -54,6 +55,8 @@ CHARS_PER_TOKEN = 4
 PDF_WHOLE_MAX_PAGES = 10
 PDF_MAX_PAGES_PER_CALL = 20
 SNIFF_BYTES = 8192
+#: text up to this size is read whole and decoded at once (see ``_small_page``)
+SMALL_TEXT_BYTES = 256 * 1024
 #: text up to this size (or with its line index cached) is read on the event loop; a bigger
 #: scan, and every image, PDF or notebook, runs in a worker thread
 INLINE_BYTES = 4 * 1024 * 1024
@@ -148,7 +151,7 @@ def _binary_kind(head: bytes) -> str | None:
 def _record(ctx: ToolContext, path: Path, **kwargs: Any) -> None:
     if ctx.session is None:
         return
-    ReadLedger.of(ctx).record_read(path, **kwargs)
+    ReadLedger.of(ctx).record_read(path, resolved=True, **kwargs)
 
 
 @tool(
@@ -229,11 +232,22 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
             return budget
         cache = _line_cache(ctx)
         inline = st.st_size <= INLINE_BYTES or cache.has(path, st.st_size, st.st_mtime_ns)
-        work = partial(_text, path, input, budget, cache, notes)
+        data = head if len(head) < SNIFF_BYTES else _whole(path) if st.st_size <= SMALL_TEXT_BYTES else None
+        work = partial(_text, path, input, budget, cache, notes, data)
     result = work() if inline else await asyncio.to_thread(work)
     for note in notes:
         _record(ctx, path, **note)
     return result
+
+
+def _whole(path: Path) -> bytes | None:
+    """A small file's bytes; ``None`` when it grew past ``SMALL_TEXT_BYTES`` or cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(SMALL_TEXT_BYTES + 1)
+    except OSError:
+        return None  # the line index reports it
+    return data if len(data) <= SMALL_TEXT_BYTES else None
 
 
 def _missing(path: Path, ctx: ToolContext) -> ToolResult:
@@ -255,8 +269,21 @@ def _budget(ctx: ToolContext) -> int | ToolResult:
     return value
 
 
-def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, notes: list[dict[str, Any]]) -> ToolResult:
-    """Runs in a worker thread: the scan of a big file must not stall the event loop."""
+def _text(
+    path: Path,
+    input: ReadInput,
+    budget: int,
+    cache: LineIndexCache,
+    notes: list[dict[str, Any]],
+    data: bytes | None = None,
+) -> ToolResult:
+    """Runs in a worker thread for a big file: its scan must not stall the event loop.
+
+    ``data``, the whole file when it is small, is decoded once and numbered in one join;
+    anything that needs care (another encoding, a cut line, the budget) takes the line index.
+    """
+    if data is not None and (page := _small_page(path, input, budget, data, notes)) is not None:
+        return page
     try:
         index = cache.get(path)
     except OSError as exc:
@@ -293,7 +320,6 @@ def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, note
         rendered.append(text)
         raw.append(line.text)
         encodings.add(line.encoding)
-    end = start + len(rendered)
     if over and explicit:
         tokens = math.ceil(used / CHARS_PER_TOKEN)
         fits = max(1, int(len(rendered) * max_chars / max(used, 1)))
@@ -304,30 +330,83 @@ def _text(path: Path, input: ReadInput, budget: int, cache: LineIndexCache, note
             "too_large",
             total_lines=total,
         )
-    body = "\n".join(rendered)
+    encoding = "latin-1" if "latin-1" in encodings else index.encoding
+    body, content = "\n".join(rendered), "\n".join(raw)
+    return _page(path, input, start, len(rendered), total, body, content, over, encoding, notes)
+
+
+_PREFIXES: list[str] = []
+
+
+def _prefixes(start: int, count: int) -> list[str]:
+    """The ``"     n\t"`` of lines ``start+1`` .. ``start+count``, those of a first page kept."""
+    global _PREFIXES
+    end = start + count
+    if end > DEFAULT_LIMIT:
+        return [f"{n:>6}\t" for n in range(start + 1, end + 1)]
+    if not _PREFIXES:
+        _PREFIXES = [f"{n:>6}\t" for n in range(DEFAULT_LIMIT + 1)]
+    return _PREFIXES[start + 1 : end + 1]
+
+
+def _small_page(
+    path: Path, input: ReadInput, budget: int, data: bytes, notes: list[dict[str, Any]]
+) -> ToolResult | None:
+    """The page ``_text`` gives, from a small file's bytes; ``None`` when the line index must
+    decide (no plain UTF-8 lines, a line to cut, the offset past the end, over the budget)."""
+    lines = plain_lines(data)
+    if lines is None:
+        return None
+    total = len(lines)
+    start = (input.offset or 1) - 1
+    if start >= total:
+        return None
+    shown = lines[start : start + (input.limit or DEFAULT_LIMIT)]
+    if max(map(len, shown)) > MAX_LINE_CHARS:
+        return None
+    body = "\n".join(map(operator.add, _prefixes(start, len(shown)), shown))
+    if len(body) + 1 > budget * CHARS_PER_TOKEN:
+        return None
+    return _page(path, input, start, len(shown), total, body, "\n".join(shown), False, "utf-8", notes)
+
+
+def _page(
+    path: Path,
+    input: ReadInput,
+    start: int,
+    count: int,
+    total: int,
+    body: str,
+    content: str,
+    over: bool,
+    encoding: str,
+    notes: list[dict[str, Any]],
+) -> ToolResult:
+    """``count`` numbered lines from line ``start`` (0-based) as the tool's result, with the
+    PARTIAL notice of a whole-file read that stopped early, and the ledger note."""
+    explicit = input.offset is not None or input.limit is not None
+    end = start + count
     partial = not explicit and end < total
     if partial:
         why = " (the output budget was reached)" if over else ""
         body += f"\n\n[PARTIAL view: lines 1-{end} of {total}{why}. Read more with offset={end + 1} and limit.]"
-    whole = start == 0 and end >= total
-    if partial:
         notes.append(dict(whole=False, first_line=1, last_line=end, partial_view=True))
     else:
-        notes.append(dict(whole=whole, first_line=start + 1, last_line=end))
-    encoding = "latin-1" if "latin-1" in encodings else index.encoding
+        notes.append(dict(whole=start == 0 and end >= total, first_line=start + 1, last_line=end))
+    name = str(path)
     return ToolResult(
         content=[TextBlock(text=body)],
         structured={
-            "content": "\n".join(raw),
+            "content": content,
             "total_lines": total,
-            "lines_returned": len(rendered),
-            "file_path": str(path),
+            "lines_returned": count,
+            "file_path": name,
             "start_line": start + 1,
-            "num_lines": len(rendered),
+            "num_lines": count,
             "partial": partial,
             "encoding": encoding,
         },
-        metadata={"path": str(path), "first_line": start + 1, "last_line": end, "total_lines": total},
+        metadata={"path": name, "first_line": start + 1, "last_line": end, "total_lines": total},
     )
 
 

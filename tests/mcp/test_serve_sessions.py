@@ -73,6 +73,22 @@ async def test_stdio_progress_notifications(session_args, workdir):
     assert seen == [1.0, 2.0]
 
 
+async def test_stdio_progress_from_a_worker_thread_arrives_in_order_before_the_result(session_args, workdir):
+    seen: list[Any] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
+
+    async def on_log(params: Any) -> None:
+        seen.append(params.data)
+
+    params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
+    async with Client(params, logging_callback=on_log) as client:
+        result = await client.call_tool("ThreadSteps", {"n": 5}, progress_callback=on_progress)
+        assert text_of(result) == "counted to 5 in a thread"
+        assert seen == [1.0, 2.0, 3.0, 4.0, 5.0, "counted in a thread"]
+
+
 async def test_stdio_concurrent_calls_each_get_their_own_progress(session_args, workdir):
     import anyio
 

@@ -27,6 +27,10 @@ from pegboard import (
 )
 from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink, release
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
+from pegboard_mcp_server.relay import LOG_LEVELS, EventRelay, LogSender, Progress, log_fields
+from pegboard_mcp_server.sampling import CURRENT_SAMPLER
+
+__all__ = ["LOG_LEVELS", "Bridge", "EventRelay", "Selection", "error_result", "log_fields", "result_to_mcp"]
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -131,25 +135,6 @@ def error_result(message: str, reason: str = "tool_error") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True, "_meta": {"pegboard": {"reason": reason}}}
 
 
-#: ``progress(done, total, message)``: send an MCP progress notification for the running call.
-Progress = Callable[[float, "float | None", "str | None"], Awaitable[None]]
-#: ``log_message(level, data, logger)``: send an MCP ``notifications/message`` for the running call.
-LogSender = Callable[[str, Any, "str | None"], Awaitable[None]]
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-def log_fields(data: Any) -> tuple[str, Any, str | None]:
-    """A ``log`` event's data as (level, data, logger): a dict may name ``level`` and
-    ``logger``; anything else is an ``info`` message."""
-    if isinstance(data, dict):
-        level = str(data.get("level", "info")).lower()
-        level = level if level in LOG_LEVELS else "info"
-        body = data.get("message", data.get("data", data))
-        logger = data.get("logger")
-        return level, body, str(logger) if logger is not None else None
-    return "info", data, None
-
-
 @dataclass
 class Bridge:
     """One served tool set: lists definitions and runs calls, each client in its own session.
@@ -169,6 +154,9 @@ class Bridge:
     clock: Callable[[], float] = time.monotonic
     #: the serve host plugin: remembers each session's client for host services outside requests
     host: ClientHost | None = None
+    #: the plugin that relays a call's progress and log events (registered with ``pegboard``);
+    #: without it each session gets an ``events()`` reader that does the same, at more cost
+    relay: EventRelay | None = None
     _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
     _closing: set[Any] = field(default_factory=set, repr=False)
 
@@ -319,8 +307,6 @@ class Bridge:
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
         approver = elicitation_approver(elicit) if elicit is not None else None
-        from pegboard_mcp_server.sampling import CURRENT_SAMPLER
-
         sampler_token = CURRENT_SAMPLER.set(sample)
         link_token = CURRENT_LINK.set(link)
         try:
@@ -331,6 +317,10 @@ class Bridge:
             tool_use_id = f"mcp-{request_id}" if request_id is not None else None
             if progress is None and log_message is None:
                 result = await session.call(name, arguments, tool_use_id=tool_use_id)
+            elif self.relay is not None:
+                result = await self.relay.call(
+                    session, name, arguments, tool_use_id or f"mcp-{id(arguments):x}", progress, log_message
+                )
             else:
                 result = await _with_progress(
                     session, name, arguments, tool_use_id or f"mcp-{id(arguments):x}", progress, log_message

@@ -240,22 +240,30 @@ def serve(
         from pegboard import Pegboard
         from pegboard_mcp_server.bridge import Bridge, Selection
         from pegboard_mcp_server.host import ClientHost
+        from pegboard_mcp_server.relay import EventRelay
         from pegboard_mcp_server.sampling import ClientSampling
 
         selection = Selection(
             agent=agent, provider=provider, model=model, profile=profile, mode=mode, cwd=cwd.resolve() if cwd else None
         )
         host = ClientHost()
+        relay = EventRelay()
         pb = Pegboard(
             config_files=list(config_files),
             cwd=selection.cwd,
-            plugins=[*extra, ClientSampling(), host],
+            plugins=[*extra, ClientSampling(), host, relay],
             env=wait_mcp_env(wait_mcp),
         )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
         return Bridge(
-            pb, selection, page_size=page_size, session_id=session_id, persist=session_id is not None, host=host
+            pb,
+            selection,
+            page_size=page_size,
+            session_id=session_id,
+            persist=session_id is not None,
+            host=host,
+            relay=relay,
         )
 
     from pegboard_mcp_server import __version__

@@ -65,20 +65,30 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def _dumps(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
+    return _ENCODER.encode(message).encode("utf-8") + b"\n"
 
 
 class _Output:
-    """Writes whole lines to the protocol output; never raises once the peer is gone."""
+    """Writes whole lines to the protocol output; never raises once the peer is gone.
+
+    Lines written in one turn of the event loop (the answers of calls that finished together)
+    go out in one write, in order, at the end of that turn.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.transport: asyncio.WriteTransport | None = None
         self.closed = False
         self._file: Any = None
+        self._lines: list[bytes] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def open(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         self._file = os.fdopen(self.fd, "wb", buffering=0, closefd=False)
         try:
             self.transport, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, self._file)
@@ -86,6 +96,22 @@ class _Output:
             self.transport = None
 
     def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._loop is None:
+            self._write(data)
+            return
+        if not self._lines:
+            self._loop.call_soon(self.flush)
+        self._lines.append(data)
+
+    def flush(self) -> None:
+        """Write what this turn of the loop produced."""
+        lines, self._lines = self._lines, []
+        if lines:
+            self._write(lines[0] if len(lines) == 1 else b"".join(lines))
+
+    def _write(self, data: bytes) -> None:
         if self.closed:
             return
         try:
@@ -102,6 +128,7 @@ class _Output:
             self.closed = True
 
     async def drain(self, timeout: float = 5.0) -> None:
+        self.flush()
         transport = self.transport
         if transport is None:
             return
@@ -203,6 +230,8 @@ class StdioServer:
             "prompts/get": self.get_prompt,
         }
         self.log_level = "info"
+        self._link: ClientLink | None = None
+        self._send_log: Any = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def serve(self) -> int:
@@ -255,6 +284,8 @@ class StdioServer:
         target = self.bridge_future
         if self._bridge_job is not None or target is None or target.done():
             return
+        if self.out is not None:
+            self.out.flush()  # answers already made go out before the loading takes the GIL
         self._bridge_job = job = asyncio.get_running_loop().run_in_executor(None, self.make_bridge)
 
         def settle(done: asyncio.Future[Bridge]) -> None:
@@ -505,10 +536,14 @@ class StdioServer:
         return content.get("text") if isinstance(content, dict) and isinstance(content.get("text"), str) else None
 
     def link(self) -> ClientLink:
-        """What this client can do for the host hooks (elicitation, sampling)."""
+        """What this client can do for the host hooks (elicitation, sampling); one link for
+        the connection, made again when ``initialize`` declares other capabilities."""
         from pegboard_mcp_server.host import ClientLink
 
-        return ClientLink(self.client_capabilities, self.elicit, self.create_message)
+        link = self._link
+        if link is None or link.capabilities is not self.client_capabilities:
+            link = self._link = ClientLink(self.client_capabilities, self.elicit, self.create_message)
+        return link
 
     # -- methods -----------------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -540,6 +575,9 @@ class StdioServer:
         return {}
 
     def _log_sender(self) -> Any:
+        """The sender of ``notifications/message`` for calls, one for the connection."""
+        if self._send_log is not None:
+            return self._send_log
         from pegboard_mcp_server.bridge import LOG_LEVELS
 
         async def send(level: str, data: Any, logger: str | None) -> None:
@@ -550,6 +588,7 @@ class StdioServer:
                 params["logger"] = logger
             self.send({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
 
+        self._send_log = send
         return send
 
     async def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -104,14 +104,17 @@ class ReadLedger:
         last_line: int | None = None,
         partial_view: bool = False,
         digest: str | None = None,
+        resolved: bool = False,
     ) -> LedgerEntry | None:
         """Note a read of ``path``: the whole file, or lines ``first_line``..``last_line``.
 
         ``partial_view=True`` is the first page of a whole-file read cut by its budget: it is
         kept (so Edit can say "read partially") but does not count as a read. A range read
-        adds to what was read before, while the file is unchanged.
+        adds to what was read before, while the file is unchanged. ``resolved=True`` says
+        ``path`` comes from ``pegboard.resolve_path`` for a file that exists, so it is its
+        own key already.
         """
-        key = _key(path)
+        key = str(path) if resolved else _key(path)
         try:
             st = os.stat(key)
         except OSError:

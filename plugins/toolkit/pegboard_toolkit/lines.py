@@ -193,6 +193,22 @@ def read_lines(index: LineIndex, first: int, count: int, max_line_bytes: int = M
             yield Line(number, _trim_partial(text) if cut else text, cut, encoding)
 
 
+def plain_lines(data: bytes) -> list[str] | None:
+    """A whole small file's lines as ``read_lines`` gives them, decoded in one go, when that
+    is all it takes: UTF-8 without a byte-order mark and without ``\\r``. ``None`` otherwise
+    (and for an empty file): read it with ``read_lines``, which knows the other cases."""
+    if not data or b"\r" in data or data.startswith(codecs.BOM_UTF8):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _trim_partial(text: str) -> str:
     return text[:-1] if text and text[-1] == "\ufffd" else text
 
@@ -236,6 +252,7 @@ __all__ = [
     "LineIndexCache",
     "build_index",
     "decode_line",
+    "plain_lines",
     "read_lines",
     "sniff_encoding",
 ]

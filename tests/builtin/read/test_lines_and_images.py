@@ -19,6 +19,7 @@ from pegboard import ImageBlock, TextBlock, ToolContext, ToolResult, hookimpl, t
 from pegboard.testing import isolated_pegboard
 from pegboard_toolkit import ImageLimits, ImageLimitsError, LineIndexCache, build_index, process_image, read_lines
 from pegboard_toolkit.images import fit_base64_image, image_limits, validate_resize
+from pegboard_toolkit.lines import plain_lines
 from tests.builtin.files import image_bytes
 
 pieces = st.lists(
@@ -39,6 +40,58 @@ def test_index_pages_match_a_plain_split(tmp_path: Path, parts: list[str], block
     assert index.total_lines == len(expected)
     got = [line.text for line in read_lines(index, first, count)]
     assert got == expected[first : first + count]
+
+
+raw_pieces = st.lists(
+    st.one_of(
+        st.binary(max_size=6),
+        st.sampled_from([b"\n", b"\r\n", b"\r", "\u2713\u2028".encode(), b"\xef\xbb\xbf", b"\xff\xfe"]),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=raw_pieces)
+def test_plain_lines_are_the_lines_read_lines_gives(tmp_path: Path, parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    f = tmp_path / "t.bin"
+    f.write_bytes(data)
+    lines = plain_lines(data)
+    if lines is None:
+        return
+    index = build_index(f)
+    read = list(read_lines(index, 0, 1_000_000))
+    assert lines == [line.text for line in read]
+    assert {line.encoding for line in read} <= {index.encoding} == {"utf-8"}
+
+
+small_files = st.lists(
+    st.one_of(st.text(alphabet="ab \t\u2713", max_size=30), st.sampled_from(["\n", "\n\n", "x" * 2001, "\r\n"])),
+    max_size=60,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    parts=small_files,
+    offset=st.one_of(st.none(), st.integers(1, 70)),
+    limit=st.one_of(st.none(), st.integers(1, 70)),
+    budget=st.sampled_from([25_000, 60, 200]),
+)
+def test_small_file_page_is_the_line_index_page(
+    tmp_path: Path, parts: list[str], offset: int | None, limit: int | None, budget: int
+) -> None:
+    data = "".join(parts).encode()
+    f = tmp_path / "t.txt"
+    f.write_bytes(data)
+    args = pegboard_read.ReadInput(file_path=str(f), offset=offset, limit=limit)
+    fast_notes: list[dict[str, Any]] = []
+    slow_notes: list[dict[str, Any]] = []
+    fast = pegboard_read._text(f, args, budget, LineIndexCache(), fast_notes, data)
+    slow = pegboard_read._text(f, args, budget, LineIndexCache(), slow_notes, None)
+    assert fast.model_dump() == slow.model_dump()
+    assert fast_notes == slow_notes
 
 
 def test_long_lines_are_cut_without_holding_them(tmp_path: Path) -> None:

@@ -23,6 +23,20 @@ async def steps(input: StepsInput, ctx: ToolContext) -> str:
     return f"counted to {input.n}"
 
 
+@tool(name="ThreadSteps", read_only=True)
+async def thread_steps(input: StepsInput, ctx: ToolContext) -> str:
+    """Count to n in a worker thread, reporting progress (and a log line) from there."""
+    import asyncio
+
+    def count() -> None:
+        for i in range(input.n):
+            ctx.progress(i + 1, input.n, f"step {i + 1}")
+        ctx.emit("log", "counted in a thread")
+
+    await asyncio.to_thread(count)
+    return f"counted to {input.n} in a thread"
+
+
 class NoInput(BaseModel):
     pass
 
@@ -65,6 +79,7 @@ def _deferred(name: str, description: str) -> Any:
 @hookimpl
 def register_tools(register: Any) -> None:
     register(steps)
+    register(thread_steps)
     register(tally)
     register(chatty)
     register(ask_model)
