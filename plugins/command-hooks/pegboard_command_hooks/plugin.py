@@ -35,11 +35,12 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 async def _tool_event(event: str, call: ToolCall, context: ToolContext, **fields: object) -> HookDecision | None:
     """Run ``event``'s handlers for ``call`` (matcher tested on the tool's name), if any are set."""
     from pegboard_command_hooks.config import has_handlers
-    from pegboard_command_hooks.engine import run_event
-    from pegboard_command_hooks.protocol import tool_payload
 
     if not has_handlers(context, event):
         return None
+    from pegboard_command_hooks.engine import run_event
+    from pegboard_command_hooks.protocol import tool_payload
+
     payload = tool_payload(event, call, context, **fields)
     return (await run_event(event, context, payload, match_value=call.name, call=call)).decision
 
