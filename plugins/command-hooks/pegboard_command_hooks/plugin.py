@@ -7,7 +7,8 @@ loading the plugin costs ``pegboard tools`` and ``pegboard --help`` nothing.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pegboard import (
     ConfigSectionRegister,
@@ -32,8 +33,11 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
         register(section)
 
 
-async def _tool_event(event: str, call: ToolCall, context: ToolContext, **fields: object) -> HookDecision | None:
-    """Run ``event``'s handlers for ``call`` (matcher tested on the tool's name), if any are set."""
+async def _tool_event(
+    event: str, call: ToolCall, context: ToolContext, fields: Callable[[], dict[str, Any]] | None = None
+) -> HookDecision | None:
+    """Run ``event``'s handlers for ``call`` (matcher tested on the tool's name), if any are set;
+    ``fields`` adds the event's own payload fields, worked out only when a handler will see them."""
     from pegboard_command_hooks.config import has_handlers
 
     if not has_handlers(context, event):
@@ -41,7 +45,7 @@ async def _tool_event(event: str, call: ToolCall, context: ToolContext, **fields
     from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
-    payload = tool_payload(event, call, context, **fields)
+    payload = tool_payload(event, call, context, **(fields() if fields is not None else {}))
     return (await run_event(event, context, payload, match_value=call.name, call=call)).decision
 
 
@@ -62,7 +66,7 @@ async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
     from pegboard_command_hooks.protocol import tool_response
 
-    return await _tool_event("PostToolUse", call, context, tool_response=tool_response(result))
+    return await _tool_event("PostToolUse", call, context, lambda: {"tool_response": tool_response(result)})
 
 
 @hookimpl
@@ -70,9 +74,11 @@ async def post_tool_use_failure(call: ToolCall, error: BaseException, context: T
     """``PostToolUseFailure`` handlers: may add context to the error result."""
     import asyncio
 
-    text = str(error) or type(error).__name__
-    interrupt = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
-    return await _tool_event("PostToolUseFailure", call, context, error=text, is_interrupt=interrupt)
+    def fields() -> dict[str, Any]:
+        interrupt = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
+        return {"error": str(error) or type(error).__name__, "is_interrupt": interrupt}
+
+    return await _tool_event("PostToolUseFailure", call, context, fields)
 
 
 async def _session_event(
