@@ -59,7 +59,7 @@ class CallRefused(Exception):
         self.result = result
 
 
-@dataclass
+@dataclass(slots=True)
 class CallState:
     """What the steps learn about one call, reported in the result's metadata."""
 
@@ -213,7 +213,8 @@ class CallPipeline:
         session = context.session
         if session is not None:
             session.current_run = context.tool_use_id or f"run-{id(state):x}"
-            session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
+            if session.has_listeners():
+                session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
             tool = self.resolve(name, enabled, disabled or {}, availability)
             context.tool = tool.name
@@ -221,10 +222,12 @@ class CallPipeline:
             model = validate_input(tool, raw_input)
             model = absolutize_paths(tool, model, context)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
-            state.original_input = dict(call.input)
+            exposed = self._input_exposed(tool)
+            if exposed:  # else nothing outside the kernel sees the input before it runs
+                state.original_input = dict(call.input)
             model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
-            if self._input_exposed(tool, state, approver) and call.input != dump_input(model):
+            if (exposed or self._approver_saw(state, approver)) and call.input != dump_input(model):
                 model = validate_input(tool, call.input)
             result = await self.execute(call, model, context, state)
             result = await self.post_tool_use(call, result, context, state)
@@ -234,7 +237,7 @@ class CallPipeline:
         except Exception as exc:  # a kernel bug must still not crash the host
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         result = self.finish(result, state)
-        if session is not None:
+        if session is not None and session.has_listeners():
             session.emit(
                 "call_finished",
                 {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
@@ -243,14 +246,19 @@ class CallPipeline:
             )
         return result
 
-    def _input_exposed(self, tool: Tool, state: CallState, approver: Approver | None) -> bool:
-        """Could code outside the kernel have changed ``call.input`` in place? Only hooks, the
-        approver and a tool's own ``permission_subjects`` / ``specifier_matcher`` see it."""
-        if tool.permission_subjects is not None or tool.specifier_matcher is not None:
-            return True
-        if approver is not None and state.permission is not None and state.permission.decision != "allow":
-            return True
-        return self.hooks.has_any(INPUT_HOOKS)
+    def _input_exposed(self, tool: Tool) -> bool:
+        """Could code outside the kernel change ``call.input`` in place before the tool runs?
+        Hooks and a tool's own ``permission_subjects`` / ``specifier_matcher`` see it."""
+        return (
+            self.hooks.has_any(INPUT_HOOKS)
+            or tool.permission_subjects is not None
+            or tool.specifier_matcher is not None
+        )
+
+    @staticmethod
+    def _approver_saw(state: CallState, approver: Approver | None) -> bool:
+        """Did the caller's approver get ``call.input`` (the call was not allowed outright)?"""
+        return approver is not None and state.permission is not None and state.permission.decision != "allow"
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(
