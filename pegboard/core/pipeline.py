@@ -482,18 +482,7 @@ class CallPipeline:
 
     async def _run_within(self, call: ToolCall, model: BaseModel, ctx: ToolContext, timeout: float) -> object:
         """The tool's own run, cancelled after ``timeout`` seconds (then ``TimeoutError``)."""
-        limit = self.deadlines.start(timeout)
-        try:
-            value = await call.tool.run(model, ctx)
-        except asyncio.CancelledError:
-            if self.deadlines.end(limit):
-                raise TimeoutError from None
-            raise
-        except BaseException:
-            self.deadlines.end(limit)
-            raise
-        self.deadlines.end(limit)
-        return value
+        return await self.deadlines.run(call.tool.run(model, ctx), timeout)
 
     async def failure(
         self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState
