@@ -225,12 +225,14 @@ class CallPipeline:
             exposed = self._input_exposed(tool)
             if exposed:  # else nothing outside the kernel sees the input before it runs
                 state.original_input = dict(call.input)
-            model = await self.pre_tool_use(call, model, context, state)
+            if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
+                model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
             if (exposed or self._approver_saw(state, approver)) and call.input != dump_input(model):
                 model = validate_input(tool, call.input)
             result = await self.execute(call, model, context, state)
-            result = await self.post_tool_use(call, result, context, state)
+            if self.hooks.has("post_tool_use"):
+                result = await self.post_tool_use(call, result, context, state)
             result = self.project(tool, result, context, enabled)
         except CallRefused as refused:
             result = refused.result
@@ -368,7 +370,9 @@ class CallPipeline:
     async def rule_decision(self, call: ToolCall, ctx: ToolContext, state: CallState) -> PermissionDecision:
         """The Authorizer's answer for the input as it is now and, when a hook rewrote it, for
         the input as the model sent it: a rewrite must not launder a call that a rule covers."""
-        decision = await self.authorizer.decide(call, ctx, state.hook_errors)
+        decision, final = self.authorizer.rules_decision(call, ctx)
+        if not final and self.hooks.has("check_permission"):
+            decision = await self.authorizer.with_hooks(decision, call, ctx, state.hook_errors)
         if state.original_input is None or state.original_input == call.input:
             return decision
         original = ToolCall(call.tool, dict(state.original_input), call.requested_name, call.tool_use_id)
@@ -465,7 +469,7 @@ class CallPipeline:
         if ctx.session is not None and ctx.session.has_readers():
             await asyncio.sleep(0)  # let events() readers take call_started before the tool runs
         try:
-            value = await self._run_within(call, model, ctx, timeout)
+            value = await self.deadlines.run(call.tool.run(model, ctx), timeout)
             if isinstance(value, ToolResult):
                 state.foreign.append(value)
             return coerce_result(value)
@@ -479,10 +483,6 @@ class CallPipeline:
         except Exception as exc:
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}")
             return await self.failure(call, exc, result, ctx, state)
-
-    async def _run_within(self, call: ToolCall, model: BaseModel, ctx: ToolContext, timeout: float) -> object:
-        """The tool's own run, cancelled after ``timeout`` seconds (then ``TimeoutError``)."""
-        return await self.deadlines.run(call.tool.run(model, ctx), timeout)
 
     async def failure(
         self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState
