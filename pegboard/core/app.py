@@ -554,7 +554,7 @@ class Pegboard:
             if self._tool_sources:
                 self._sync_tool_sources()
             registered, unavailable, checked = self._call_availability(name)
-            prepared = session.prepared_call
+            prepared = session._prepared_call
             if prepared is None or not prepared.fits(self.registry.version, unavailable, selection, cwd, mode,
                                                      additional_dirs):
                 policy = self._resolved(
@@ -580,10 +580,10 @@ class Pegboard:
                     call_rules=policy.call_rules,
                     session=session,
                 )
-                prepared = session.prepared_call = PreparedCall(
+                prepared = session._prepared_call = PreparedCall(
                     self.registry.version, unavailable, selection, cwd, mode, additional_dirs, enabled, why, template
                 )
-            ctx = prepared.context.for_call(tool_use_id)
+            ctx = prepared.context._for_call(tool_use_id)
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
         return await self._pipeline.run(

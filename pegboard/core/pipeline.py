@@ -194,6 +194,7 @@ class CallPipeline:
         self.secrets = list(secrets)
         self.fallback_results = fallback_results
         self._readers: tuple[int, list[Tool]] = (-1, [])
+        self._reader: tuple[int, set[str] | None, Tool | None] = (-1, None, None)
         self.deadlines = Deadlines()
 
     async def run(
@@ -530,7 +531,7 @@ class CallPipeline:
 
     # 8 -------------------------------------------------------------------------------------
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
-        reader = next((t for t in self.readers() if enabled is None or t.name in enabled), None)
+        reader = self.reader(enabled)
         return project(
             result,
             tool=tool.name,
@@ -541,6 +542,15 @@ class CallPipeline:
             note=reader.result_note if reader else None,
             redact_text=not tool.reads_results,
         )
+
+    def reader(self, enabled: set[str] | None) -> Tool | None:
+        """The first of :meth:`readers` that ``enabled`` holds, worked out once per state of
+        the tool set and enabled set (the caller hands the same set back while it holds)."""
+        version, names, found = self._reader
+        if version != self.registry.version or names is not enabled:
+            found = next((t for t in self.readers() if enabled is None or t.name in enabled), None)
+            self._reader = (self.registry.version, enabled, found)
+        return found
 
     def readers(self) -> list[Tool]:
         """The registered tools that page through stored results, per state of the tool set."""

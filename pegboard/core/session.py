@@ -271,7 +271,7 @@ class Session:
         self._closed = False
         self._rules: dict[str, tuple[str, ...]] | None = None
         #: the policy and context the last call worked out, reused while its inputs hold
-        self.prepared_call: PreparedCall | None = None
+        self._prepared_call: PreparedCall | None = None
         self.selection = Selection(
             agent=record.agent,
             provider=record.provider,
