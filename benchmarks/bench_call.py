@@ -150,9 +150,9 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
     for check in (await memory(),):
         assert not check.is_error and check.text == "hi", check
     if args.sections:
-        figures = {"direct (validate + run + result)": await timed(direct, args.calls * 20)}
-        figures.update(await sections(pb, payload, args.calls * 20))
-        for label, us in figures.items():
+        steps_us = {"direct (validate + run + result)": await timed(direct, args.calls * 20)}
+        steps_us.update(await sections(pb, payload, args.calls * 20))
+        for label, us in steps_us.items():
             print(f"{label:<36} {us:>7.2f} µs")
         await pb.aclose()
         return {}
