@@ -10,7 +10,8 @@ await its function, build its ``ToolResult``. Against it:
 
 Each figure is the fastest round's mean time per call (rounds of the three paths interleave),
 the estimate least disturbed by other load on the machine. ``--profile`` prints the
-top of a cProfile of the in-memory calls instead.
+top of a cProfile of the in-memory calls instead; ``--sections`` times each step of the
+call path on its own (µs per call, fastest of five rounds), to see where the time goes.
 """
 
 from __future__ import annotations
@@ -64,6 +65,72 @@ async def per_call(call: Callable[[], Awaitable[object]], calls: int, rounds: in
     return min(samples)
 
 
+async def timed(step: Callable[[], object], calls: int) -> float:
+    """µs per call of ``step`` (awaited when it returns a coroutine), fastest of five rounds."""
+    best = float("inf")
+    for round_ in range(6):
+        started = time.perf_counter_ns()
+        for _ in range(calls):
+            value = step()
+            if asyncio.iscoroutine(value):
+                await value
+        if round_:  # the first round warms up
+            best = min(best, (time.perf_counter_ns() - started) / calls / 1000)
+    return best
+
+
+async def sections(pb: Pegboard, payload: dict[str, Any], calls: int) -> dict[str, float]:
+    """Each step of ``Pegboard.call`` timed on its own with the inputs a real call gives it."""
+    from pegboard.core import pipeline as steps
+    from pegboard.core.call import ToolCall
+    from pegboard.core.session import selection_of
+
+    tool = pb.tool("Noop")
+    assert tool is not None
+    pipe = pb._pipeline
+    await pb.call("Noop", payload)
+    session = pb._memory_session(None)
+    _registered, unavailable, checked = pb._call_availability("Noop")
+    prepared = session._prepared_call
+    assert prepared is not None
+    ctx = prepared.context._for_call(None)
+    ctx.tool = ctx.requested_name = "Noop"
+    model = steps.validate_input(tool, payload)
+    call = ToolCall(tool, steps.dump_input(model), requested_name="Noop")
+    state = steps.CallState()
+    result = ToolResult.from_text("hi")
+    engine = pipe.authorizer.engine_for(ctx)
+
+    def check_rules() -> object:
+        from pegboard.core.permissions.subjects import check_call
+
+        return check_call(engine, "Noop", call.input, tool)
+
+    figures = {
+        "whole Pegboard.call": lambda: pb.call("Noop", payload),
+        "session and selection": lambda: (pb._memory_session(None), selection_of({})),
+        "availability": lambda: pb._call_availability("Noop"),
+        "prepared policy and context": lambda: prepared.fits(
+            pb.registry.version, unavailable, selection_of({}), pb.cwd, None, ()
+        ),
+        "context copy": lambda: prepared.context._for_call(None),
+        "call state": steps.CallState,
+        "resolve": lambda: pipe.resolve("Noop", prepared.enabled, prepared.disabled, checked),
+        "validate input": lambda: steps.validate_input(tool, payload),
+        "dump input for ToolCall": lambda: ToolCall(tool, steps.dump_input(model), requested_name="Noop"),
+        "hooks present? (4 lookups)": lambda: (pipe._input_exposed(tool), pipe.hooks.has("pre_tool_use")),
+        "authorize (rules, mode)": lambda: pipe.authorize(call, ctx, state, None),
+        "  engine lookup": lambda: pipe.authorizer.engine_for(ctx),
+        "  rule check": check_rules,
+        "execute (time limit, run, result)": lambda: pipe.execute(call, model, ctx, state),
+        "  of it ToolResult.from_text": lambda: ToolResult.from_text("hi"),
+        "project (redact, size limit)": lambda: pipe.project(tool, result, ctx, prepared.enabled),
+        "finish (metadata)": lambda: pipe.finish(result, steps.CallState()),
+        "events (no listener)": lambda: (session.has_listeners(), session.has_listeners()),
+    }
+    return {label: await timed(step, calls) for label, step in figures.items()}
+
+
 async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
     layers = [ConfigLayer("project", {}, path=root / "settings.json", root=root)]
     env = {**os.environ, "PEGBOARD_DATA_DIR": str(root / "data"), "HOME": str(root)}
@@ -82,6 +149,13 @@ async def run(args: argparse.Namespace, root: Path) -> dict[str, float]:
 
     for check in (await memory(),):
         assert not check.is_error and check.text == "hi", check
+    if args.sections:
+        steps_us = {"direct (validate + run + result)": await timed(direct, args.calls * 20)}
+        steps_us.update(await sections(pb, payload, args.calls * 20))
+        for label, us in steps_us.items():
+            print(f"{label:<36} {us:>7.2f} µs")
+        await pb.aclose()
+        return {}
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -111,6 +185,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100, help="calls per round")
     parser.add_argument("--rounds", type=int, default=40, help="rounds per measurement")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of Pegboard.call instead")
+    parser.add_argument("--sections", action="store_true", help="time each step of the call path instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pegboard-bench-call-") as tmp:
         figures = asyncio.run(run(args, Path(tmp).resolve()))

@@ -18,6 +18,7 @@ from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new_plugin_manager
 from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
+from pegboard.core.prepared import PreparedCall
 from pegboard.core.projection import secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
@@ -543,34 +544,46 @@ class Pegboard:
             if self._tool_sources:
                 self._sync_tool_sources()
             registered, unavailable, checked = self._call_availability(name)
-            policy = self._resolved(
-                registered,
-                unavailable,
-                selection.agent,
-                selection.provider,
-                selection.model,
-                selection.profile,
-                selection.subagent,
-            )
-            enabled, why = self._call_sets(policy)
-            ctx = self.context(
-                cwd=cwd,
-                mode=mode,
-                additional_dirs=additional_dirs,
-                agent=selection.agent,
-                subagent=selection.subagent,
-                provider=selection.provider,
-                model=selection.model,
-                profile=selection.profile,
-                session_id=session.id,
-                tool_use_id=tool_use_id,
-                call_rules=policy.call_rules,
-                session=session,
-            )
+            prepared = session._prepared_call
+            if prepared is None or not prepared.fits(self.registry.version, unavailable, selection, cwd, mode,
+                                                     additional_dirs):
+                policy = self._resolved(
+                    registered,
+                    unavailable,
+                    selection.agent,
+                    selection.provider,
+                    selection.model,
+                    selection.profile,
+                    selection.subagent,
+                )
+                enabled, why = self._call_sets(policy)
+                template = self.context(
+                    cwd=cwd,
+                    mode=mode,
+                    additional_dirs=additional_dirs,
+                    agent=selection.agent,
+                    subagent=selection.subagent,
+                    provider=selection.provider,
+                    model=selection.model,
+                    profile=selection.profile,
+                    session_id=session.id,
+                    call_rules=policy.call_rules,
+                    session=session,
+                )
+                prepared = session._prepared_call = PreparedCall(
+                    self.registry.version, unavailable, selection, cwd, mode, additional_dirs, enabled, why, template
+                )
+            ctx = prepared.context._for_call(tool_use_id)
         except Exception as exc:
             return ToolResult.refusal("tool_error", f"Pegboard could not prepare the call: {type(exc).__name__}: {exc}")
         return await self._pipeline.run(
-            name, tool_input, ctx, enabled=enabled, approver=approver, disabled=why, availability=checked
+            name,
+            tool_input,
+            ctx,
+            enabled=prepared.enabled,
+            approver=approver,
+            disabled=prepared.disabled,
+            availability=checked,
         )
 
     def _call_sets(self, policy: PolicyResult) -> tuple[set[str], dict[str, str]]:

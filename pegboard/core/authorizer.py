@@ -95,14 +95,22 @@ class Authorizer:
     async def decide(self, call: ToolCall, ctx: ToolContext, errors: list[HookError]) -> PermissionDecision:
         """The rules' answer; a subagent's call rules may narrow it, ``check_permission`` hooks
         may make it stricter (the strongest opinion wins)."""
+        decision, final = self.rules_decision(call, ctx)
+        if final or not self.hooks.has("check_permission"):
+            return decision
+        return await self.with_hooks(decision, call, ctx, errors)
+
+    def rules_decision(self, call: ToolCall, ctx: ToolContext) -> tuple[PermissionDecision, bool]:
+        """The rules' answer, narrowed by a subagent's call rules; ``True`` when they narrowed
+        it, so that no ``check_permission`` hook is asked (see :meth:`decide`)."""
         if self._check_call is None:  # imported on the first call: listing tools never loads the engine
             from pegboard.core.permissions.subjects import check_call
 
             self._check_call = check_call
         decision = self._check_call(self.engine_for(ctx), call.name, call.input, call.tool)
         if (narrowed := self.subagent_decision(call, ctx)) is not None:
-            return narrowed
-        return await self.with_hooks(decision, call, ctx, errors)
+            return narrowed, True
+        return decision, False
 
     async def with_hooks(
         self, decision: PermissionDecision, call: ToolCall, ctx: ToolContext, errors: list[HookError]

@@ -39,10 +39,15 @@ class HookRunner:
     def __init__(self, pm: pluggy.PluginManager) -> None:
         self.pm = pm
         self._order: dict[str, list[Any]] = {}
+        self._any: dict[tuple[str, ...], bool] = {}
         listeners = getattr(pm, "on_change", None)
         self._cached = listeners is not None  # else nothing says when the plugins change
         if listeners is not None:
-            listeners.append(self._order.clear)
+            listeners.append(self._forget)
+
+    def _forget(self) -> None:
+        self._order.clear()
+        self._any.clear()
 
     def implementations(self, hook_name: str) -> list[Any]:
         found = self._order.get(hook_name)
@@ -65,7 +70,12 @@ class HookRunner:
         return bool(self.implementations(hook_name))
 
     def has_any(self, hook_names: tuple[str, ...]) -> bool:
-        return any(self.implementations(h) for h in hook_names)
+        found = self._any.get(hook_names)
+        if found is None:
+            found = any(self.implementations(h) for h in hook_names)
+            if self._cached:
+                self._any[hook_names] = found
+        return found
 
     def firstresult(self, hook_name: str) -> bool:
         """Whether the hookspec declares that the first answer wins."""

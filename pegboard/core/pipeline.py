@@ -59,7 +59,7 @@ class CallRefused(Exception):
         self.result = result
 
 
-@dataclass
+@dataclass(slots=True)
 class CallState:
     """What the steps learn about one call, reported in the result's metadata."""
 
@@ -194,6 +194,7 @@ class CallPipeline:
         self.secrets = list(secrets)
         self.fallback_results = fallback_results
         self._readers: tuple[int, list[Tool]] = (-1, [])
+        self._reader: tuple[int, set[str] | None, Tool | None] = (-1, None, None)
         self.deadlines = Deadlines()
 
     async def run(
@@ -213,7 +214,8 @@ class CallPipeline:
         session = context.session
         if session is not None:
             session.current_run = context.tool_use_id or f"run-{id(state):x}"
-            session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
+            if session.has_listeners():
+                session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
             tool = self.resolve(name, enabled, disabled or {}, availability)
             context.tool = tool.name
@@ -221,20 +223,24 @@ class CallPipeline:
             model = validate_input(tool, raw_input)
             model = absolutize_paths(tool, model, context)
             call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
-            state.original_input = dict(call.input)
-            model = await self.pre_tool_use(call, model, context, state)
+            exposed = self._input_exposed(tool)
+            if exposed:  # else nothing outside the kernel sees the input before it runs
+                state.original_input = dict(call.input)
+            if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
+                model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
-            if self._input_exposed(tool, state, approver) and call.input != dump_input(model):
+            if (exposed or self._approver_saw(state, approver)) and call.input != dump_input(model):
                 model = validate_input(tool, call.input)
             result = await self.execute(call, model, context, state)
-            result = await self.post_tool_use(call, result, context, state)
+            if self.hooks.has("post_tool_use"):
+                result = await self.post_tool_use(call, result, context, state)
             result = self.project(tool, result, context, enabled)
         except CallRefused as refused:
             result = refused.result
         except Exception as exc:  # a kernel bug must still not crash the host
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         result = self.finish(result, state)
-        if session is not None:
+        if session is not None and session.has_listeners():
             session.emit(
                 "call_finished",
                 {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
@@ -243,14 +249,19 @@ class CallPipeline:
             )
         return result
 
-    def _input_exposed(self, tool: Tool, state: CallState, approver: Approver | None) -> bool:
-        """Could code outside the kernel have changed ``call.input`` in place? Only hooks, the
-        approver and a tool's own ``permission_subjects`` / ``specifier_matcher`` see it."""
-        if tool.permission_subjects is not None or tool.specifier_matcher is not None:
-            return True
-        if approver is not None and state.permission is not None and state.permission.decision != "allow":
-            return True
-        return self.hooks.has_any(INPUT_HOOKS)
+    def _input_exposed(self, tool: Tool) -> bool:
+        """Could code outside the kernel change ``call.input`` in place before the tool runs?
+        Hooks and a tool's own ``permission_subjects`` / ``specifier_matcher`` see it."""
+        return (
+            self.hooks.has_any(INPUT_HOOKS)
+            or tool.permission_subjects is not None
+            or tool.specifier_matcher is not None
+        )
+
+    @staticmethod
+    def _approver_saw(state: CallState, approver: Approver | None) -> bool:
+        """Did the caller's approver get ``call.input`` (the call was not allowed outright)?"""
+        return approver is not None and state.permission is not None and state.permission.decision != "allow"
 
     # 1 -------------------------------------------------------------------------------------
     def resolve(
@@ -360,7 +371,9 @@ class CallPipeline:
     async def rule_decision(self, call: ToolCall, ctx: ToolContext, state: CallState) -> PermissionDecision:
         """The Authorizer's answer for the input as it is now and, when a hook rewrote it, for
         the input as the model sent it: a rewrite must not launder a call that a rule covers."""
-        decision = await self.authorizer.decide(call, ctx, state.hook_errors)
+        decision, final = self.authorizer.rules_decision(call, ctx)
+        if not final and self.hooks.has("check_permission"):
+            decision = await self.authorizer.with_hooks(decision, call, ctx, state.hook_errors)
         if state.original_input is None or state.original_input == call.input:
             return decision
         original = ToolCall(call.tool, dict(state.original_input), call.requested_name, call.tool_use_id)
@@ -457,7 +470,7 @@ class CallPipeline:
         if ctx.session is not None and ctx.session.has_readers():
             await asyncio.sleep(0)  # let events() readers take call_started before the tool runs
         try:
-            value = await self._run_within(call, model, ctx, timeout)
+            value = await self.deadlines.run(call.tool.run(model, ctx), timeout)
             if isinstance(value, ToolResult):
                 state.foreign.append(value)
             return coerce_result(value)
@@ -471,21 +484,6 @@ class CallPipeline:
         except Exception as exc:
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"{call.name} failed: {type(exc).__name__}: {exc}")
             return await self.failure(call, exc, result, ctx, state)
-
-    async def _run_within(self, call: ToolCall, model: BaseModel, ctx: ToolContext, timeout: float) -> object:
-        """The tool's own run, cancelled after ``timeout`` seconds (then ``TimeoutError``)."""
-        limit = self.deadlines.start(timeout)
-        try:
-            value = await call.tool.run(model, ctx)
-        except asyncio.CancelledError:
-            if self.deadlines.end(limit):
-                raise TimeoutError from None
-            raise
-        except BaseException:
-            self.deadlines.end(limit)
-            raise
-        self.deadlines.end(limit)
-        return value
 
     async def failure(
         self, call: ToolCall, exc: BaseException, result: ToolResult, ctx: ToolContext, state: CallState
@@ -533,7 +531,7 @@ class CallPipeline:
 
     # 8 -------------------------------------------------------------------------------------
     def project(self, tool: Tool, result: ToolResult, ctx: ToolContext, enabled: set[str] | None) -> ToolResult:
-        reader = next((t for t in self.readers() if enabled is None or t.name in enabled), None)
+        reader = self.reader(enabled)
         return project(
             result,
             tool=tool.name,
@@ -544,6 +542,15 @@ class CallPipeline:
             note=reader.result_note if reader else None,
             redact_text=not tool.reads_results,
         )
+
+    def reader(self, enabled: set[str] | None) -> Tool | None:
+        """The first of :meth:`readers` that ``enabled`` holds, worked out once per state of
+        the tool set and enabled set (the caller hands the same set back while it holds)."""
+        version, names, found = self._reader
+        if version != self.registry.version or names is not enabled:
+            found = next((t for t in self.readers() if enabled is None or t.name in enabled), None)
+            self._reader = (self.registry.version, enabled, found)
+        return found
 
     def readers(self) -> list[Tool]:
         """The registered tools that page through stored results, per state of the tool set."""

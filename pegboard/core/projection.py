@@ -45,9 +45,16 @@ def project(
     without a reader the note tells the model to narrow its request instead. ``redact_text``
     is false only for the reader itself, whose pages come from records redacted when stored.
     """
+    content = result.content
+    if len(content) == 1 and type(only := content[0]) is TextBlock and len(only.text) <= limit:
+        clean = redact(only.text, secrets) if redact_text else only.text
+        if clean == only.text:  # the common case: one short text with nothing to redact
+            return result
+        if len(clean) <= limit:
+            return result.model_copy(update={"content": [TextBlock(text=clean)], "metadata": dict(result.metadata)})
     blocks: list[TextBlock | ImageBlock] = []
     changed = False
-    for block in result.content:
+    for block in content:
         if isinstance(block, TextBlock) and redact_text:
             clean = redact(block.text, secrets)
             changed |= clean != block.text

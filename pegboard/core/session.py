@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pegboard.core.decisions import PermissionDecision
     from pegboard.core.pipeline import Approver
     from pegboard.core.policy import PolicyResult
+    from pegboard.core.prepared import PreparedCall
     from pegboard.core.results import ToolResult
     from pegboard.core.tools import Tool
 
@@ -269,6 +270,8 @@ class Session:
         self._directory: Path | None = None
         self._closed = False
         self._rules: dict[str, tuple[str, ...]] | None = None
+        #: the policy and context the last call worked out, reused while its inputs hold
+        self._prepared_call: PreparedCall | None = None
         self.selection = Selection(
             agent=record.agent,
             provider=record.provider,
@@ -479,7 +482,7 @@ class Session:
     # -- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: Any = None, *, tool_use_id: str | None = None, tool: str | None = None) -> None:
         """Report an event to every ``events()`` reader and ``on_event`` hook; never blocks."""
-        if not self._consumers and not self.pegboard.hooks.has("on_event"):
+        if not self.has_listeners():
             return
         event = SessionEvent(kind, data, tool_use_id, tool)
         for consumer in list(self._consumers):
@@ -514,6 +517,11 @@ class Session:
         finally:
             if consumer in self._consumers:
                 self._consumers.remove(consumer)
+
+    def has_listeners(self) -> bool:
+        """Would :meth:`emit` reach anyone (an ``events()`` reader or an ``on_event`` hook)?
+        Callers check before building an event's data."""
+        return bool(self._consumers) or self.pegboard.hooks.has("on_event")
 
     def has_readers(self) -> bool:
         """Is any ``events()`` reader listening?"""

@@ -134,6 +134,14 @@ class ToolContext:
     requested_name: str | None = None
     _pegboard: Any = field(default=None, repr=False)
 
+    def _for_call(self, tool_use_id: str | None) -> ToolContext:
+        """A copy of this context for one call (``tool_use_id``), made without ``__init__``:
+        the kernel keeps one per session as a template and copies it for every call."""
+        ctx = object.__new__(type(self))
+        ctx.__dict__.update(self.__dict__)
+        ctx.tool_use_id = tool_use_id
+        return ctx
+
     @property
     def selection(self) -> Selection:
         """Who is calling: agent, provider, model, profile, subagent."""

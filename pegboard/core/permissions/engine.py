@@ -54,6 +54,14 @@ _LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
 _PATH_KINDS = ("read", "edit")
 #: Tools whose whole job is to ask the user: denied in dontAsk like any other prompt.
 _USER_INTERACTION_TOOLS = frozenset({"AskUserQuestion"})
+#: tools whose input-blind decision an engine keeps before it starts over
+_MAX_CONSTANT = 1024
+
+
+def _constant_key(tool: Tool) -> tuple[Any, ...]:
+    """What of a tool its input-blind decision rests on; a tool changed in place is decided again."""
+    return (tool.name, tool.permission_family, tool.specifier_matcher, tool.input_model, tool.server,
+            tool.requires_permission)
 
 
 @dataclass
@@ -143,6 +151,8 @@ class PermissionEngine:
         self.rules: dict[str, list[Rule]] = {lst: [] for lst in _LISTS}
         self._load_rules(perms)
         self._views: dict[tuple[Any, ...], _View] = {}
+        #: per tool (by id): its decision when no rule looks at the input (see _check)
+        self._constant: dict[int, tuple[Tool, tuple[Any, ...], PermissionDecision]] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
         self._precompile()
         read_view = self._view("Read", "Read", "read", None)
@@ -560,12 +570,37 @@ class PermissionEngine:
         return decision.model_copy(update={"hard": True}) if hard else decision
 
     def _check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
+        if tool is not None:
+            known = self._constant.get(id(tool))
+            if known is not None and known[0] is tool and known[1] == _constant_key(tool):
+                return known[2]
         tool = tool or self.families.installed(str(tool_name))
         name = tool.name if tool is not None else (self.families.canonical(str(tool_name)) or str(tool_name))
         family = self.families.family_of(name, tool)
         kind = fam.kind_of(family)
         data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
         view = self._view(name, family, kind, tool)
+        if tool is not None and self._input_blind(view, kind, tool):
+            decision = self._decide(view, name, kind, data, tool)
+            if len(self._constant) >= _MAX_CONSTANT:
+                self._constant.clear()
+            self._constant[id(tool)] = (tool, _constant_key(tool), decision)
+            return decision
+        return self._decide(view, name, kind, data, tool)
+
+    @staticmethod
+    def _input_blind(view: _View, kind: str, tool: Tool) -> bool:
+        """Whether no step of the decision for ``tool`` reads the call's input: a family whose
+        rules take no specifier (commands, paths, hosts and names do), no parameter rule to
+        deny or ask, no specifier the tool's own matcher would judge. Its decision is then the
+        same for every call in this engine (whose rules and mode are fixed)."""
+        if kind != "bare" or view.params["deny"] or view.params["ask"]:
+            return False
+        return tool.specifier_matcher is None or not any(view.custom[lst] for lst in _LISTS)
+
+    def _decide(
+        self, view: _View, name: str, kind: str, data: Mapping[str, Any], tool: Tool | None
+    ) -> PermissionDecision:
         if name in _USER_INTERACTION_TOOLS and self.mode == "dontAsk" and view.bare["allow"] is None:
             return self._decision("deny", None, f"dontAsk mode: {name} would ask the user, which this mode refuses")
 
