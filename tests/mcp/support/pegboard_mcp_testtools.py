@@ -53,6 +53,33 @@ async def sleep(input: SleepInput, ctx: ToolContext) -> str:
     return f"slept {input.seconds}"
 
 
+class MeetInput(BaseModel):
+    group: str
+    count: int
+    timeout: float = 30.0
+
+
+#: Calls waiting in each meeting group, for ``Meet``.
+_MEETINGS: dict[str, list[asyncio.Event]] = {}
+
+
+@tool(name="Meet", read_only=True)
+async def meet(input: MeetInput, ctx: ToolContext) -> str:
+    """Wait until ``count`` calls of ``group`` are running at once; say how many met. A server
+    that ran calls one after another would never get past the first."""
+    here = asyncio.Event()
+    waiting = _MEETINGS.setdefault(input.group, [])
+    waiting.append(here)
+    if len(waiting) >= input.count:
+        for event in waiting:
+            event.set()
+    try:
+        await asyncio.wait_for(here.wait(), input.timeout)
+    except TimeoutError:
+        return f"only {len(waiting)} of {input.count} met"
+    return f"{input.count} met"
+
+
 @tool(name="Guarded", requires_permission=True, destructive=True)
 async def guarded(input: EchoInput, ctx: ToolContext) -> str:
     """A tool that needs approval before it runs."""
@@ -81,5 +108,5 @@ async def noisy(input: NoInput, ctx: ToolContext) -> str:
 
 @hookimpl
 def register_tools(register) -> None:
-    for t in (echo, picture, sleep, guarded, secret, boom, noisy):
+    for t in (echo, picture, sleep, meet, guarded, secret, boom, noisy):
         register(t)
