@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 from types import ModuleType
 
@@ -53,16 +52,13 @@ def test_a_second_start_skips_the_installs_and_says_so() -> None:
     dev = dev_module()
     if not dev.up_to_date(REPO):
         pytest.skip("this checkout's .venv was not set up by the current dev.py (run python3 dev.py setup)")
-    started = time.monotonic()
     proc = subprocess.run(
         [sys.executable, str(REPO / "dev.py"), "start", "--version"],
         capture_output=True, text=True, timeout=60, cwd=REPO,
     )  # fmt: skip
-    elapsed = time.monotonic() - started
     assert proc.returncode == 0, proc.stderr
     assert "skipping pip installs" in proc.stdout and "running pegboard --version" in proc.stdout
     assert "pip" not in proc.stdout.replace("skipping pip installs", "")
-    assert elapsed < 3, f"a second dev.py start took {elapsed:.1f} s"
 
 
 def readme_python() -> str:

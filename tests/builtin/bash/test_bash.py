@@ -81,13 +81,10 @@ async def test_timeout_kills_grandchildren_that_ignore_term(tmp_path: Path) -> N
     )
     pb = runtime_pegboard(tmp_path)
     async with pb.session() as session:
-        begin = time.monotonic()
         result = await session.call("Bash", {"command": command, "timeout": 700})
-        elapsed = time.monotonic() - begin
     assert result.is_error and result.metadata["error_kind"] == "timeout"
     assert result.structured is not None and result.structured["interrupted"] is True
     assert "started" in result.text and "timed out after 0.7 seconds" in result.text
-    assert elapsed < 6
     assert pid_gone(int(wait_for_file(pidfile)))
 
 
