@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from pegboard import SessionKey, ToolContext
 from pegboard_toolkit.exec import backend_for, process_env
 from pegboard_toolkit.output import CapturedOutput, OutputCapture
@@ -80,7 +82,29 @@ class ShellSettings:
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
-        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set."""
+        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set.
+
+        Read on every command, so the answer is kept per validated settings object (the
+        kernel keeps one per Pegboard) and the values of the variables that override it."""
+        try:
+            validated = ctx.settings("tools.bash")
+        except (KeyError, RuntimeError):
+            validated = None
+        if not isinstance(validated, BaseModel):
+            return cls._read(ctx)
+        env = ctx.env
+        overrides = tuple(env.get(var) for var in _SETTING_VARS)
+        cached = _LOADED.get(id(validated))
+        if cached is not None and cached[0] is validated and cached[1] == overrides:
+            return cached[2]
+        settings = cls._read(ctx)
+        if len(_LOADED) >= 16:
+            _LOADED.clear()
+        _LOADED[id(validated)] = (validated, overrides, settings)
+        return settings
+
+    @classmethod
+    def _read(cls, ctx: ToolContext) -> ShellSettings:
         conf = tool_settings(ctx, "bash")
         env = ctx.env
 
@@ -114,6 +138,12 @@ class ShellSettings:
         """The requested timeout (clamped to the maximum), else the default, in seconds."""
         ms = self.default_timeout_ms if requested_ms is None else min(requested_ms, self.max_timeout_ms)
         return ms / 1000
+
+
+#: The environment variables :meth:`ShellSettings.load` reads.
+_SETTING_VARS = (*MAINTAIN_DIR_VARS, *ENV_FILE_VARS, "BASH_MAX_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
+                 "BASH_MAX_OUTPUT_LENGTH")
+_LOADED: dict[int, tuple[BaseModel, tuple[str | None, ...], ShellSettings]] = {}
 
 
 def bash_path(settings: ShellSettings | None = None) -> str | None:
@@ -236,6 +266,31 @@ async def ensure_snapshot(ctx: ToolContext, settings: ShellSettings) -> Path | N
     return target
 
 
+_APPLIES: dict[str, tuple[tuple[int, int, int], bool]] = {}
+
+
+def snapshot_applies(snapshot: Path) -> bool:
+    """Whether ``snapshot`` holds anything to run (not only comments): sourcing an empty
+    one would still cost every command a file read. Known per version of the file."""
+    try:
+        st = os.stat(snapshot)
+    except OSError:
+        return False
+    version = (st.st_ino, st.st_mtime_ns, st.st_size)
+    known = _APPLIES.get(str(snapshot))
+    if known is not None and known[0] == version:
+        return known[1]
+    try:
+        text = snapshot.read_text(errors="replace")
+    except OSError:
+        return False
+    applies = any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
+    if len(_APPLIES) >= 256:
+        _APPLIES.clear()
+    _APPLIES[str(snapshot)] = (version, applies)
+    return applies
+
+
 def _unsafe_option(line: str) -> bool:
     m = re.match(r"^set -o (\S+)$", line)
     return bool(m and m.group(1) in _UNSAFE_SET_OPTIONS)
@@ -331,6 +386,8 @@ async def shell_argv(ctx: ToolContext, settings: ShellSettings, command: str, cw
     if bash is None:
         raise FileNotFoundError(f"{settings.bash} is not on PATH")
     snapshot = await ensure_snapshot(ctx, settings)
+    if snapshot is not None and not snapshot_applies(snapshot):
+        snapshot = None
     return [bash, "-c", build_script(command, snapshot=snapshot, env_file=settings.env_file, cwd_file=cwd_file)]
 
 
@@ -433,6 +490,7 @@ __all__ = [
     "run_shell",
     "shell_argv",
     "shell_cwd",
+    "snapshot_applies",
     "spill_path",
     "tool_settings",
 ]
