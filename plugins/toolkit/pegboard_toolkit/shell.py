@@ -266,29 +266,73 @@ async def ensure_snapshot(ctx: ToolContext, settings: ShellSettings) -> Path | N
     return target
 
 
-_APPLIES: dict[str, tuple[tuple[int, int, int], bool]] = {}
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot file holds: its shell option lines and the names it defines.
+
+    The options apply to every command. The definitions (aliases and functions) are only
+    sourced when the command can reach one (:meth:`reached_by`); parsing them is most of
+    what a snapshot costs a command, and most commands name none.
+    """
+
+    path: Path
+    options: tuple[str, ...]
+    names: frozenset[str]
+    defines: bool
+
+    def reached_by(self, command: str) -> bool:
+        """Whether ``command`` may use a definition: it names one (quotes and backslashes
+        removed, since they can only split a name), or builds words or looks the shell's
+        definitions up in ways a text search cannot follow (``$``, globs, ``eval``,
+        ``source``, ``declare`` ...), or the snapshot defines a hook bash calls by itself."""
+        if not self.defines:
+            return False
+        if not self.names or "command_not_found_handle" in self.names:
+            return True
+        bare = command.replace("'", "").replace('"', "").replace("\\", "")
+        return bool(_DYNAMIC.search(bare)) or any(name in bare for name in self.names)
 
 
-def snapshot_applies(snapshot: Path) -> bool:
-    """Whether ``snapshot`` holds anything to run (not only comments): sourcing an empty
-    one would still cost every command a file read. Known per version of the file."""
+_DYNAMIC = re.compile(
+    r"[$`{*?\[~]|(?<![\w.-])(?:eval|source|\.|declare|typeset|local|readonly|export|unset|set|alias|unalias"
+    r"|type|command|builtin|compgen|complete|compopt|caller|enable|hash|help|fc)(?![\w.-])"
+)
+_OPTION_LINE = re.compile(r"^(?:shopt -[su] [\w-]+|set -o [\w-]+)$")
+_FUNCTION_HEAD = re.compile(r"^(?:function )?(\S+) \(\) ?$")
+_ALIAS_HEAD = re.compile(r"^alias (?:-- )?([^=\s]+)=")
+_READ: dict[str, tuple[tuple[int, int, int], Snapshot]] = {}
+
+
+def read_snapshot(path: Path) -> Snapshot | None:
+    """The :class:`Snapshot` in ``path`` (``None``: no such file); parsed once per version of the file."""
     try:
-        st = os.stat(snapshot)
+        st = os.stat(path)
     except OSError:
-        return False
+        return None
     version = (st.st_ino, st.st_mtime_ns, st.st_size)
-    known = _APPLIES.get(str(snapshot))
+    known = _READ.get(str(path))
     if known is not None and known[0] == version:
         return known[1]
     try:
-        text = snapshot.read_text(errors="replace")
+        lines = path.read_text(errors="replace").splitlines()
     except OSError:
-        return False
-    applies = any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
-    if len(_APPLIES) >= 256:
-        _APPLIES.clear()
-    _APPLIES[str(snapshot)] = (version, applies)
-    return applies
+        return None
+    # the capture writes the options last, each on its own line
+    cut = len(lines)
+    while cut > 0 and (_OPTION_LINE.match(lines[cut - 1]) or not lines[cut - 1].strip()):
+        cut -= 1
+    options = tuple(ln for ln in lines[cut:] if ln.strip())
+    body = [ln for ln in lines[:cut] if ln.strip() and not ln.startswith("#")]
+    names = set()
+    for line in body:
+        m = _FUNCTION_HEAD.match(line) or _ALIAS_HEAD.match(line)
+        if m:
+            names.add(m.group(1))
+    snapshot = Snapshot(path, options, frozenset(names), defines=bool(body))
+    if len(_READ) >= 256:
+        _READ.clear()
+    _READ[str(path)] = (version, snapshot)
+    return snapshot
 
 
 def _unsafe_option(line: str) -> bool:
@@ -299,10 +343,20 @@ def _unsafe_option(line: str) -> bool:
 _CWD_TRAP = """trap '[ "$PWD" = "$__pegboard_cwd0" ] || pwd -P >| "$__pegboard_cwd_file" 2>/dev/null' EXIT"""
 
 
-def build_script(command: str, *, snapshot: Path | None, env_file: str | None, cwd_file: Path | None) -> str:
-    """The ``bash -c`` script: snapshot, env file, the cwd trap, then the command itself."""
+def build_script(command: str, *, snapshot: Path | Snapshot | None, env_file: str | None,
+                 cwd_file: Path | None) -> str:
+    """The ``bash -c`` script: snapshot, env file, the cwd trap, then the command itself.
+
+    A :class:`Snapshot` is sourced whole when the command (or the env file, which may use
+    anything) may use its definitions, else only its option lines run; a path is always
+    sourced."""
     parts = ["shopt -s expand_aliases"]
-    if snapshot is not None:
+    if isinstance(snapshot, Snapshot):
+        if env_file or snapshot.reached_by(command):
+            parts.append(f"source {shlex.quote(str(snapshot.path))} >/dev/null 2>&1")
+        elif snapshot.options:
+            parts.append("{ " + "; ".join(snapshot.options) + "; } 2>/dev/null")
+    elif snapshot is not None:
         parts.append(f"source {shlex.quote(str(snapshot))} >/dev/null 2>&1")
     if env_file:
         path = shlex.quote(os.path.expanduser(env_file))
@@ -385,9 +439,8 @@ async def shell_argv(ctx: ToolContext, settings: ShellSettings, command: str, cw
     bash = bash_path(settings)
     if bash is None:
         raise FileNotFoundError(f"{settings.bash} is not on PATH")
-    snapshot = await ensure_snapshot(ctx, settings)
-    if snapshot is not None and not snapshot_applies(snapshot):
-        snapshot = None
+    path = await ensure_snapshot(ctx, settings)
+    snapshot = read_snapshot(path) if path is not None else None
     return [bash, "-c", build_script(command, snapshot=snapshot, env_file=settings.env_file, cwd_file=cwd_file)]
 
 
@@ -480,17 +533,18 @@ __all__ = [
     "SHELL_CWD",
     "ShellOutcome",
     "ShellSettings",
+    "Snapshot",
     "bash_path",
     "build_script",
     "ensure_snapshot",
     "exit_meaning",
     "last_command_head",
     "new_cwd_file",
+    "read_snapshot",
     "run_foreground",
     "run_shell",
     "shell_argv",
     "shell_cwd",
-    "snapshot_applies",
     "spill_path",
     "tool_settings",
 ]
