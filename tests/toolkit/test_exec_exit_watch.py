@@ -184,3 +184,24 @@ async def test_an_unchanged_environment_is_inherited(tmp_path: Path, monkeypatch
                                       env={k: v for k, v in os.environ.items() if k != "PEGBOARD_EXIT_WATCH_TEST"})
     assert await read_all(proc) == b"unset\n"
     await proc.wait(10)
+
+
+async def test_a_pty_takes_input_while_a_read_waits(backend: LocalBackend, tmp_path: Path) -> None:
+    tty = await backend.start(["bash", "-c", "read line; echo got-$line"], cwd=tmp_path, env=environ(), pty=True)
+    reading = asyncio.ensure_future(read_all(tty))
+    await asyncio.sleep(0)
+    await tty.write(b"abc\n")
+    assert b"got-abc" in await asyncio.wait_for(reading, 30)
+    assert await tty.wait(10) == 0
+
+
+async def test_two_reads_of_one_stream_at_once_are_refused(tmp_path: Path) -> None:
+    proc = await run(LocalBackend(), "sleep 30", tmp_path)
+    try:
+        first = asyncio.ensure_future(proc.read())
+        await asyncio.sleep(0)
+        with pytest.raises(RuntimeError, match="already waiting"):
+            await proc.read()
+    finally:
+        await proc.terminate(0.5)
+    assert await first == b""

@@ -209,15 +209,17 @@ class LocalProcess:
 
 
 class _Pipe:
-    """The parent's end of one of a child's pipes (or a pty master), non-blocking, read and
-    written through the event loop; closing it keeps what was already written, up to a bound."""
+    """The parent's end of one of a child's pipes (or a pty master, read and written), non-blocking
+    and waited on through the event loop; closing it keeps what was already written, up to a bound."""
 
-    def __init__(self, fd: int, *, pty: bool = False) -> None:
+    def __init__(self, fd: int, *, pty: bool = False, readable: bool = True) -> None:
         os.set_blocking(fd, False)
         self.fd: int | None = fd
         self._pty = pty
+        self._readable = readable
         self._loop = asyncio.get_running_loop()
-        self._waiter: asyncio.Future[None] | None = None
+        self._reading: asyncio.Future[None] | None = None
+        self._writing: asyncio.Future[None] | None = None
         self._left = b""
 
     async def read(self, size: int) -> bytes:
@@ -229,7 +231,16 @@ class _Pipe:
             try:
                 data = os.read(fd, size)
             except BlockingIOError:
-                await self._ready(fd, self._loop.add_reader, self._loop.remove_reader)
+                if self._reading is not None:
+                    raise RuntimeError("another read is already waiting on this stream") from None
+                waiter = self._reading = self._loop.create_future()
+                self._loop.add_reader(fd, _settle, waiter)
+                try:
+                    await waiter
+                finally:
+                    self._reading = None
+                    if self.fd == fd:
+                        self._loop.remove_reader(fd)
                 continue
             except OSError as exc:  # a pty's EIO: every holder of the slave side has closed it
                 if not self._pty or exc.errno not in (errno.EIO, errno.EBADF):
@@ -248,34 +259,42 @@ class _Pipe:
             try:
                 view = view[os.write(fd, view):]
             except BlockingIOError:
-                await self._ready(fd, self._loop.add_writer, self._loop.remove_writer)
-
-    async def _ready(self, fd: int, add: Callable[..., Any], remove: Callable[[int], Any]) -> None:
-        waiter = self._waiter = self._loop.create_future()
-        add(fd, _settle, waiter)
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            if self.fd == fd:
-                remove(fd)
+                if self._writing is not None:
+                    raise RuntimeError("another write is already waiting on this stream") from None
+                waiter = self._writing = self._loop.create_future()
+                self._loop.add_writer(fd, _settle, waiter)
+                try:
+                    await waiter
+                finally:
+                    self._writing = None
+                    if self.fd == fd:
+                        self._loop.remove_writer(fd)
 
     def close(self, *, keep: bool = True) -> None:
         fd, self.fd = self.fd, None
         if fd is None:
             return
-        if keep:  # what the process wrote before the close stays readable, as a stream's buffer would
+        if keep and self._readable:  # what the process wrote stays readable, as in a stream's buffer
             kept = bytearray()
             with contextlib.suppress(OSError):
                 while len(kept) < KEPT_ON_CLOSE and (chunk := os.read(fd, READ_SIZE)):
                     kept += chunk
             self._left += kept
-        if self._waiter is not None:
+        if self._reading is not None:
             self._loop.remove_reader(fd)
+            _settle(self._reading)
+        if self._writing is not None:
             self._loop.remove_writer(fd)
-            _settle(self._waiter)
+            _settle(self._writing)
         with contextlib.suppress(OSError):
             os.close(fd)
+
+    def __del__(self) -> None:
+        # only reached once no loop waits on it (a closed loop, an abandoned process)
+        fd = getattr(self, "fd", None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _settle(waiter: asyncio.Future[None]) -> None:
@@ -301,7 +320,7 @@ class PidfdProcess:
         self._loop = asyncio.get_running_loop()
         self._stdout = _Pipe(stdout, pty=pty)
         self._stderr = _Pipe(stderr) if stderr is not None else None
-        self._stdin = (self._stdout if pty else _Pipe(stdin)) if stdin is not None else None
+        self._stdin = (self._stdout if pty else _Pipe(stdin, readable=False)) if stdin is not None else None
         self._pty = pty
         self._exited: asyncio.Future[int] = self._loop.create_future()
         self._pidfd: int | None = None
@@ -311,6 +330,13 @@ class PidfdProcess:
             threading.Thread(target=self._wait_in_thread, daemon=True).start()
         else:
             self._loop.add_reader(self._pidfd, self._reap)
+
+    def __del__(self) -> None:
+        # only reached once no loop watches the pidfd (the loop closed while the child ran)
+        pidfd = getattr(self, "_pidfd", None)
+        if pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
 
     def _reap(self) -> None:
         pidfd, self._pidfd = self._pidfd, None
