@@ -140,6 +140,9 @@ async def process(input: ProcessInput, ctx: ToolContext) -> ToolResult:
     if record is None:
         return _unknown(table, task_id, mine)
     if input.action == "poll":
+        # the status first: a task is marked ended only after all its output reached the file,
+        # so output read after an ended status is complete (read before, the end could pass it)
+        record = table.get(record.id) or record
         size = table.output_size(record)
         text, end = table.read_output(record, record.poll_offset, min(size - record.poll_offset, cap * 4) or 1)
         more = len(text) > cap
@@ -148,7 +151,6 @@ async def process(input: ProcessInput, ctx: ToolContext) -> ToolResult:
             end = record.poll_offset + len(text.encode("utf-8"))
         more = more or end < size
         table.mark_polled(record.id, end)
-        record = table.get(record.id) or record
         message = text or "(no new output)"
         if not record.running:
             message += f"\nProcess exited: {record.status}" + (

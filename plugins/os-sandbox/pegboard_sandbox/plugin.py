@@ -137,7 +137,8 @@ def exec_backend(context: ToolContext) -> ExecBackend | None:
         return None
     from pegboard_toolkit.exec import LocalBackend
 
-    return sandbox_backend(context, cfg, LocalBackend(new_session="if-terminal"))
+    # asyncio's exit watch: on a loaded machine, bwrap commands measured slower on the pidfd path
+    return sandbox_backend(context, cfg, LocalBackend(new_session="if-terminal", pidfd=False))
 
 
 @hookimpl

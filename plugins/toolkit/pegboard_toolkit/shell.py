@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from pegboard import SessionKey, ToolContext
 from pegboard_toolkit.exec import backend_for, process_env
 from pegboard_toolkit.output import CapturedOutput, OutputCapture
@@ -80,7 +82,29 @@ class ShellSettings:
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
-        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set."""
+        """Config ``tools.bash.*``, overridden by Fuxi Code's ``FUXI_CODE_*`` environment variables when set.
+
+        Read on every command, so the answer is kept per validated settings object (the
+        kernel keeps one per Pegboard) and the values of the variables that override it."""
+        try:
+            validated = ctx.settings("tools.bash")
+        except (KeyError, RuntimeError):
+            validated = None
+        if not isinstance(validated, BaseModel):
+            return cls._read(ctx)
+        env = ctx.env
+        overrides = tuple(env.get(var) for var in _SETTING_VARS)
+        cached = _LOADED.get(id(validated))
+        if cached is not None and cached[0] is validated and cached[1] == overrides:
+            return cached[2]
+        settings = cls._read(ctx)
+        if len(_LOADED) >= 16:
+            _LOADED.clear()
+        _LOADED[id(validated)] = (validated, overrides, settings)
+        return settings
+
+    @classmethod
+    def _read(cls, ctx: ToolContext) -> ShellSettings:
         conf = tool_settings(ctx, "bash")
         env = ctx.env
 
@@ -114,6 +138,12 @@ class ShellSettings:
         """The requested timeout (clamped to the maximum), else the default, in seconds."""
         ms = self.default_timeout_ms if requested_ms is None else min(requested_ms, self.max_timeout_ms)
         return ms / 1000
+
+
+#: The environment variables :meth:`ShellSettings.load` reads.
+_SETTING_VARS = (*MAINTAIN_DIR_VARS, *ENV_FILE_VARS, "BASH_MAX_TIMEOUT_MS", "BASH_DEFAULT_TIMEOUT_MS",
+                 "BASH_MAX_OUTPUT_LENGTH")
+_LOADED: dict[int, tuple[BaseModel, tuple[str | None, ...], ShellSettings]] = {}
 
 
 def bash_path(settings: ShellSettings | None = None) -> str | None:
@@ -236,6 +266,75 @@ async def ensure_snapshot(ctx: ToolContext, settings: ShellSettings) -> Path | N
     return target
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """What a snapshot file holds: its shell option lines and the names it defines.
+
+    The options apply to every command. The definitions (aliases and functions) are only
+    sourced when the command can reach one (:meth:`reached_by`); parsing them is most of
+    what a snapshot costs a command, and most commands name none.
+    """
+
+    path: Path
+    options: tuple[str, ...]
+    names: frozenset[str]
+    defines: bool
+
+    def reached_by(self, command: str) -> bool:
+        """Whether ``command`` may use a definition: it names one (quotes and backslashes
+        removed, since they can only split a name), or builds words or looks the shell's
+        definitions up in ways a text search cannot follow (``$``, globs, ``eval``,
+        ``source``, ``declare`` ...), or the snapshot defines a hook bash calls by itself."""
+        if not self.defines:
+            return False
+        if not self.names or "command_not_found_handle" in self.names:
+            return True
+        bare = command.replace("'", "").replace('"', "").replace("\\", "")
+        return bool(_DYNAMIC.search(bare)) or any(name in bare for name in self.names)
+
+
+_DYNAMIC = re.compile(
+    r"[$`{*?\[~]|(?<![\w.-])(?:eval|source|\.|declare|typeset|local|readonly|export|unset|set|alias|unalias"
+    r"|type|command|builtin|compgen|complete|compopt|caller|enable|hash|help|fc)(?![\w.-])"
+)
+_OPTION_LINE = re.compile(r"^(?:shopt -[su] [\w-]+|set -o [\w-]+)$")
+_FUNCTION_HEAD = re.compile(r"^(?:function )?(\S+) \(\) ?$")
+_ALIAS_HEAD = re.compile(r"^alias (?:-- )?([^=\s]+)=")
+_READ: dict[str, tuple[tuple[int, int, int], Snapshot]] = {}
+
+
+def read_snapshot(path: Path) -> Snapshot | None:
+    """The :class:`Snapshot` in ``path`` (``None``: no such file); parsed once per version of the file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    version = (st.st_ino, st.st_mtime_ns, st.st_size)
+    known = _READ.get(str(path))
+    if known is not None and known[0] == version:
+        return known[1]
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    # the capture writes the options last, each on its own line
+    cut = len(lines)
+    while cut > 0 and (_OPTION_LINE.match(lines[cut - 1]) or not lines[cut - 1].strip()):
+        cut -= 1
+    options = tuple(ln for ln in lines[cut:] if ln.strip())
+    body = [ln for ln in lines[:cut] if ln.strip() and not ln.startswith("#")]
+    names = set()
+    for line in body:
+        m = _FUNCTION_HEAD.match(line) or _ALIAS_HEAD.match(line)
+        if m:
+            names.add(m.group(1))
+    snapshot = Snapshot(path, options, frozenset(names), defines=bool(body))
+    if len(_READ) >= 256:
+        _READ.clear()
+    _READ[str(path)] = (version, snapshot)
+    return snapshot
+
+
 def _unsafe_option(line: str) -> bool:
     m = re.match(r"^set -o (\S+)$", line)
     return bool(m and m.group(1) in _UNSAFE_SET_OPTIONS)
@@ -244,10 +343,20 @@ def _unsafe_option(line: str) -> bool:
 _CWD_TRAP = """trap '[ "$PWD" = "$__pegboard_cwd0" ] || pwd -P >| "$__pegboard_cwd_file" 2>/dev/null' EXIT"""
 
 
-def build_script(command: str, *, snapshot: Path | None, env_file: str | None, cwd_file: Path | None) -> str:
-    """The ``bash -c`` script: snapshot, env file, the cwd trap, then the command itself."""
+def build_script(command: str, *, snapshot: Path | Snapshot | None, env_file: str | None,
+                 cwd_file: Path | None) -> str:
+    """The ``bash -c`` script: snapshot, env file, the cwd trap, then the command itself.
+
+    A :class:`Snapshot` is sourced whole when the command (or the env file, which may use
+    anything) may use its definitions, else only its option lines run; a path is always
+    sourced."""
     parts = ["shopt -s expand_aliases"]
-    if snapshot is not None:
+    if isinstance(snapshot, Snapshot):
+        if env_file or snapshot.reached_by(command):
+            parts.append(f"source {shlex.quote(str(snapshot.path))} >/dev/null 2>&1")
+        elif snapshot.options:
+            parts.append("{ " + "; ".join(snapshot.options) + "; } 2>/dev/null")
+    elif snapshot is not None:
         parts.append(f"source {shlex.quote(str(snapshot))} >/dev/null 2>&1")
     if env_file:
         path = shlex.quote(os.path.expanduser(env_file))
@@ -330,7 +439,8 @@ async def shell_argv(ctx: ToolContext, settings: ShellSettings, command: str, cw
     bash = bash_path(settings)
     if bash is None:
         raise FileNotFoundError(f"{settings.bash} is not on PATH")
-    snapshot = await ensure_snapshot(ctx, settings)
+    path = await ensure_snapshot(ctx, settings)
+    snapshot = read_snapshot(path) if path is not None else None
     return [bash, "-c", build_script(command, snapshot=snapshot, env_file=settings.env_file, cwd_file=cwd_file)]
 
 
@@ -423,12 +533,14 @@ __all__ = [
     "SHELL_CWD",
     "ShellOutcome",
     "ShellSettings",
+    "Snapshot",
     "bash_path",
     "build_script",
     "ensure_snapshot",
     "exit_meaning",
     "last_command_head",
     "new_cwd_file",
+    "read_snapshot",
     "run_foreground",
     "run_shell",
     "shell_argv",

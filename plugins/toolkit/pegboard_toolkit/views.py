@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _SHELL_SYNTAX = re.compile(r"[|&;<>()`$\n*?\[\]{}~]")
+_PROGRAMS = ("cat", "head", "tail", "sed", "grep")
 _GREP_ARG_OPTIONS = {"-e", "-f", "-A", "-B", "-C", "-m", "--regexp", "--file", "--after-context",
                      "--before-context", "--context", "--max-count"}
 
@@ -41,6 +42,10 @@ def _line_count(path: Path) -> int:
 def single_file_view(command: str, cwd: Path) -> FileView | None:
     """The :class:`FileView` of ``command``, or ``None`` when it is not a plain one-file view."""
     if _SHELL_SYNTAX.search(command):
+        return None
+    # most commands name none of the programs (quotes and backslashes can only split a name)
+    bare = command.replace("'", "").replace('"', "").replace("\\", "")
+    if not any(prog in bare for prog in _PROGRAMS):
         return None
     try:
         words = shlex.split(command)
