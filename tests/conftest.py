@@ -6,13 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-# CI runs the property tests deterministically (a red CI must be reproducible); local runs
-# keep exploring new examples.
-settings.register_profile("ci", derandomize=True, deadline=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# Property tests assert behaviour, never time: no per-example deadline and no "too slow"
+# health check, which a loaded machine would trip. CI also runs them deterministically (a red
+# CI must be reproducible); local runs keep exploring new examples.
+settings.register_profile("pegboard", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", parent=settings.get_profile("pegboard"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "pegboard")
 
 pytest_plugins = ["pegboard.testing"]
 
