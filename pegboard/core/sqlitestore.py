@@ -238,11 +238,17 @@ class SQLiteSessionStore:
     def update(
         self, session_id: str, slot: str, fn: Callable[[str | None], str | None], entry: str = ""
     ) -> str | None:
+        select = "SELECT value FROM slots WHERE session_id = ? AND slot = ? AND entry = ?"
+        rows = self._read(select, (session_id, slot, entry))
+        seen = rows[0][0] if rows else None
+        new = fn(seen)
+        if new == seen:  # nothing to write: the same as an update made when it was read
+            return new
         with self._tx() as conn:
-            row = conn.execute(
-                "SELECT value FROM slots WHERE session_id = ? AND slot = ? AND entry = ?", (session_id, slot, entry)
-            ).fetchone()
-            new = fn(row[0] if row else None)
+            row = conn.execute(select, (session_id, slot, entry)).fetchone()
+            current = row[0] if row else None
+            if current != seen:  # another process wrote in between: work it out again
+                new = fn(current)
             self._put(conn, session_id, slot, new, entry)
         return new
 

@@ -103,7 +103,11 @@ class SessionStore(Protocol):
     def update(
         self, session_id: str, slot: str, fn: Callable[[str | None], str | None], entry: str = ""
     ) -> str | None:
-        """Run ``fn(current)`` and store its answer, in one transaction; return the answer."""
+        """Run ``fn(current)`` and store its answer, atomically; return the answer.
+
+        ``fn`` must be pure: a store may call it again when another process changed the value
+        while it ran, and need not write an answer equal to what is stored.
+        """
         ...
 
     def entries(self, session_id: str, slot: str) -> dict[str, str]:

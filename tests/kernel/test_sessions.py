@@ -36,6 +36,7 @@ from pegboard import (
     hookimpl,
     tool,
 )
+from pegboard.core.store import SessionRecord
 from pegboard.testing import SessionStoreContract, isolated_pegboard
 
 
@@ -429,3 +430,34 @@ def test_a_dataclass_slot_is_stored_as_asdict_stores_it(record: _Record) -> None
 
     key: SessionKey[_Record] = SessionKey("test-record", _Record)
     assert json.loads(key.dumps(record)) == json.loads(json.dumps(dataclasses.asdict(record)))
+
+
+def test_an_update_that_changes_nothing_writes_nothing(tmp_path: Path) -> None:
+    """Reading an unchanged file again must not cost a write transaction."""
+    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    store.create(SessionRecord(id="s1", cwd=str(tmp_path)))
+    store.update("s1", "slot", lambda raw: "v1", "e")
+    statements: list[str] = []
+    store._connection().set_trace_callback(statements.append)
+    assert store.update("s1", "slot", lambda raw: raw, "e") == "v1"
+    assert statements == ["SELECT value FROM slots WHERE session_id = 's1' AND slot = 'slot' AND entry = 'e'"]
+    store.close()
+
+
+def test_an_update_raced_by_another_process_is_worked_out_again(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store, other = SQLiteSessionStore(path), SQLiteSessionStore(path)
+    store.create(SessionRecord(id="s1", cwd=str(tmp_path)))
+    store.update("s1", "n", lambda raw: "1")
+    seen: list[str | None] = []
+
+    def add_one(raw: str | None) -> str:
+        seen.append(raw)
+        if len(seen) == 1:  # another process adds one while this update runs
+            other.update("s1", "n", lambda r: str(int(r or 0) + 1))
+        return str(int(raw or 0) + 1)
+
+    assert store.update("s1", "n", add_one) == "3"
+    assert seen == ["1", "2"] and other.get("s1", "n") == "3"
+    store.close()
+    other.close()

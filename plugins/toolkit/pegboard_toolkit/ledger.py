@@ -40,7 +40,8 @@ STALE_READ = (
 
 @dataclass
 class LedgerEntry:
-    """What the session knows about one file from its last read or write."""
+    """What the session knows about one file from its last read or write; ``time`` is when
+    this version of the file was first seen, so reading it again changes nothing to store."""
 
     path: str
     size: int
@@ -124,7 +125,9 @@ class ReadLedger:
             same = old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns
             ranges = list(old.ranges) if same and old is not None else []
             if not whole and not partial_view and first_line is not None:
-                ranges.append([first_line, last_line if last_line is not None else first_line])
+                span = [first_line, last_line if last_line is not None else first_line]
+                if span not in ranges:
+                    ranges.append(span)
             return LedgerEntry(
                 path=key,
                 size=st.st_size,
@@ -133,7 +136,7 @@ class ReadLedger:
                 whole=whole or (same and old is not None and old.whole),
                 partial_view=partial_view and not ranges and not (same and old is not None and old.whole),
                 ranges=ranges,
-                time=time.time(),
+                time=old.time if same and old is not None and old.time else time.time(),
             )
 
         return self._entries.update(key, merge)
