@@ -151,6 +151,13 @@ class RgResult:
         return any("(os error" not in line for line in lines) or not lines
 
 
+#: A read smaller than this waits ``COALESCE_WAIT`` seconds before the next, so rg's output
+#: arrives in a few large reads rather than one per written file (at most one wait is added
+#: after rg has finished).
+COALESCE_BELOW = 32 * 1024
+COALESCE_WAIT = 0.002
+
+
 async def run_ripgrep(
     rg: str,
     args: Sequence[str],
@@ -188,6 +195,10 @@ async def run_ripgrep(
                 return b"".join(chunks), True
             lines += chunk.count(b"\n")
             chunks.append(chunk)
+            if len(chunk) < COALESCE_BELOW:
+                # rg writes each file's matches as it finishes it: waking for every small
+                # write costs more CPU than rg spends, on the cores rg's threads need
+                await asyncio.sleep(COALESCE_WAIT)
         return b"".join(chunks), False
 
     async def read_errors() -> bytes:
