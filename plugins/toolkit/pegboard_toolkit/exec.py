@@ -39,6 +39,18 @@ READ_SIZE = 65536
 KEPT_ON_CLOSE = READ_SIZE * 4
 
 
+async def _terminate(proc: LocalProcess | PidfdProcess, grace: float) -> int:
+    """TERM the group, wait ``grace`` seconds, then KILL the group even when the leader went
+    (its children may ignore TERM); close the pipes; the exit status (``-KILL`` if unknown)."""
+    proc.signal(signal.SIGTERM)
+    status = await proc.wait(grace)
+    proc.signal(signal.SIGKILL)
+    if status is None:
+        status = await proc.wait()
+    proc.close()
+    return status if status is not None else -signal.SIGKILL
+
+
 class LocalProcess:
     """An :class:`pegboard.ExecProcess` over an ``asyncio.subprocess.Process``."""
 
@@ -181,14 +193,7 @@ class LocalProcess:
         done(self._proc.returncode)
 
     async def terminate(self, grace: float = 2.0) -> int:
-        self.signal(signal.SIGTERM)
-        status = await self.wait(grace)
-        # KILL the group even when the leader went: its children may ignore TERM
-        self.signal(signal.SIGKILL)
-        if status is None:
-            status = await self.wait()
-        self.close()
-        return status if status is not None else -signal.SIGKILL
+        return await _terminate(self, grace)
 
     def close(self) -> None:
         """Stop reading: release the pipes (a process the command left behind may still hold
@@ -404,14 +409,7 @@ class PidfdProcess:
             return None
 
     async def terminate(self, grace: float = 2.0) -> int:
-        self.signal(signal.SIGTERM)
-        status = await self.wait(grace)
-        # KILL the group even when the leader went: its children may ignore TERM
-        self.signal(signal.SIGKILL)
-        if status is None:
-            status = await self.wait()
-        self.close()
-        return status if status is not None else -signal.SIGKILL
+        return await _terminate(self, grace)
 
     def close(self) -> None:
         """Stop reading: release the pipes (a process the command left behind may still hold
