@@ -147,3 +147,25 @@ def test_any_text_gives_a_path_or_its_own_error(path: str, cwd: str) -> None:
     except InvalidPathError:
         return
     assert result.is_absolute()
+
+
+_PARTS = st.lists(st.sampled_from(["work", "sub", "to-target", "rel", "inner", "target", "..", ".", "file.txt",
+                                   "dangling", "loop-a", "chain", "up", "missing"]), max_size=7)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=_PARTS)
+def test_the_kernel_and_the_walk_resolve_alike(tree: Path, parts: list[str]) -> None:
+    """Where the kernel resolves a path itself (it exists whole), the answer is the walk's."""
+    from pegboard.core.pathnames import MAX_LINKS_PER_PATH, _walk, kernel_resolved
+
+    if not (tree / "work" / "chain").is_symlink():
+        (tree / "work" / "chain").symlink_to("to-target/inner")  # a link through a link
+        (tree / "target" / "inner" / "up").symlink_to("../..")  # a link climbing back out
+    path = "/".join([str(tree), *parts])
+    kernel = kernel_resolved(path)
+    walked = _walk(path, 0, [MAX_LINKS_PER_PATH])
+    if kernel is not None:
+        assert kernel == walked
+    if os.path.exists(path) and not path.endswith("/"):
+        assert kernel == os.path.realpath(path) or not hasattr(os, "O_PATH")
