@@ -19,6 +19,7 @@ from pegboard.core.tools import name_key
 if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.permissions import PermissionEngine
+    from pegboard.core.permissions.families import ToolLookup
     from pegboard.core.registry import Registry
     from pegboard.core.tools import ToolContext
 
@@ -80,7 +81,7 @@ class Authorizer:
     def _tools_version(self) -> int:
         return self.registry.version if self.registry is not None else 0
 
-    def _lookup(self) -> Callable[[str], Any] | None:
+    def _lookup(self) -> ToolLookup | None:
         return self.registry.find if self.registry is not None else None
 
     def engine_for(self, ctx: ToolContext) -> PermissionEngine:

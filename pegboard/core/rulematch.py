@@ -21,23 +21,26 @@ if TYPE_CHECKING:
 def _engine(rule: str, cwd: str, tool: _Declared | None) -> PermissionEngine:
     from pegboard.core.config import ConfigLayer
     from pegboard.core.permissions import PermissionEngine
-    from pegboard.core.tools import name_key
-
-    def only_this_tool(name: str) -> Tool | None:
-        if tool is None or name_key(name) not in {name_key(n) for n in (tool.tool.name, *tool.tool.aliases)}:
-            return None
-        return tool.tool
 
     layer = ConfigLayer("code", {"permissions": {"deny": [rule]}})
-    return PermissionEngine([layer], cwd=Path(cwd), tools=only_this_tool if tool is not None else None)
+    return PermissionEngine([layer], cwd=Path(cwd), tools=tool)
 
 
 class _Declared:
-    """A tool as far as reading a rule about it goes (its names and family), hashable for the cache."""
+    """The one tool a rule is judged against, as the engine's tool lookup (by any of its
+    names); hashable by what reading a rule about it depends on, for the cache."""
 
     def __init__(self, tool: Tool) -> None:
+        from pegboard.core.tools import name_key
+
         self.tool = tool
+        self.names = frozenset(name_key(n) for n in (tool.name, *tool.aliases))
         self.key = (tool.name, tuple(tool.aliases), tool.family, tool.requires_permission)
+
+    def __call__(self, name: str) -> Tool | None:
+        from pegboard.core.tools import name_key
+
+        return self.tool if name_key(name) in self.names else None
 
     def __hash__(self) -> int:
         return hash(self.key)

@@ -316,7 +316,7 @@ class PermissionEngine:
                 seed = None
             else:
                 self.diagnostics.append(f"{where}: {text!r}: the canonical tool name is {seed}; applied to it")
-        if seed is None and rule.tool not in fam.FAMILY_KINDS and lst != "allow" \
+        if seed is None and rule.tool not in fam.FAMILIES and lst != "allow" \
                 and "_" not in rule.tool and not rule.tool.startswith("mcp"):
             self.diagnostics.append(f"{where}: {text!r} names no known tool (kept; it applies if one appears)")
         if seed is not None and rule.specifier is not None:

@@ -42,10 +42,6 @@ FAMILIES: dict[str, Family] = {
     "Agent": Family("agent", False, ("description", "prompt", "subagent_type", "model", "run_in_background")),
 }
 
-#: Family head name -> specifier kind.
-FAMILY_KINDS: dict[str, Kind] = {name: f.kind for name, f in FAMILIES.items()}
-
-
 @dataclass(frozen=True)
 class SeedTool:
     """One row of the tool table: its rule family and whether it asks by default."""
@@ -156,16 +152,7 @@ class Families:
 TABLE_ONLY = Families()
 
 
-def canonical_seed_name(name: str) -> str | None:
-    """The table's tool ``name`` refers to, if any (installed tools are not consulted)."""
-    return TABLE_ONLY.canonical(name)
-
-
-def family_of(name: str, tool: Tool | None = None) -> str:
-    """The family of ``tool`` (or of the table's row for ``name``)."""
-    return TABLE_ONLY.family_of(name, tool)
-
-
 def kind_of(family: str) -> Kind:
     """How specifiers of ``family`` are read (``bare``: no specifier)."""
-    return FAMILY_KINDS.get(family, "bare")
+    head = FAMILIES.get(family)
+    return head.kind if head is not None else "bare"

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pegboard.core.config import ConfigLayer
-from pegboard.core.permissions.families import FAMILY_KINDS
+from pegboard.core.permissions.families import kind_of
 from pegboard.core.tools import Tool
 
 _PATH_FIELDS = ("file_path", "notebook_path", "path", "filePath")
@@ -67,7 +67,7 @@ def candidates(tool: Tool, data: Mapping[str, Any], cwd: Path) -> Iterator[list[
     """Sets of allow rules for this call, narrowest first (not yet checked). A compound shell
     command needs one rule per simple command in it, so each candidate is a list."""
     family = tool.family
-    kind = FAMILY_KINDS.get(family)
+    kind = kind_of(family)
     if kind in ("bash", "powershell"):
         command = data.get("command")
         if isinstance(command, str) and command.strip():

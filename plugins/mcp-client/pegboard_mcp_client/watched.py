@@ -8,6 +8,7 @@ supervisor asks :attr:`WatchedTransport.ended` instead of reaching into the SDK.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any
@@ -25,12 +26,7 @@ class WatchedReadStream:
         self.ended = False
 
     async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except BaseException as exc:
-            if type(exc).__name__ in _END_ERRORS:
-                self.ended = True
-            raise
+        return await self._watched(self._inner.receive())
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -39,8 +35,11 @@ class WatchedReadStream:
         return self
 
     async def __anext__(self) -> Any:
+        return await self._watched(self._inner.__anext__())
+
+    async def _watched(self, step: Awaitable[Any]) -> Any:
         try:
-            return await self._inner.__anext__()
+            return await step
         except BaseException as exc:
             if type(exc).__name__ in _END_ERRORS:
                 self.ended = True
