@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import types
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +11,17 @@ from typing import Any
 import pluggy
 
 from pegboard.core.awaitables import resolve
+
+_COROUTINE = types.CoroutineType
+
+
+def _awaitable(value: Any) -> bool:
+    return type(value) is _COROUTINE or inspect.isawaitable(value)
+
+
+def _invoke(impl: Any, kwargs: dict[str, Any]) -> Any:
+    """Call one implementation with the arguments it names (pluggy's convention)."""
+    return impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
 
 
 @dataclass(frozen=True)
@@ -40,6 +53,7 @@ class HookRunner:
         self.pm = pm
         self._order: dict[str, list[Any]] = {}
         self._any: dict[tuple[str, ...], bool] = {}
+        self._firstresult: dict[str, bool] = {}
         listeners = getattr(pm, "on_change", None)
         self._cached = listeners is not None  # else nothing says when the plugins change
         if listeners is not None:
@@ -79,8 +93,13 @@ class HookRunner:
 
     def firstresult(self, hook_name: str) -> bool:
         """Whether the hookspec declares that the first answer wins."""
-        spec = getattr(self.pm.hook, hook_name).spec
-        return bool(spec is not None and spec.opts.get("firstresult"))
+        found = self._firstresult.get(hook_name)
+        if found is None:
+            spec = getattr(self.pm.hook, hook_name).spec
+            found = bool(spec is not None and spec.opts.get("firstresult"))
+            if spec is not None:  # a spec, once added, does not change
+                self._firstresult[hook_name] = found
+        return found
 
     def _expect(self, hook_name: str, firstresult: bool) -> None:
         if self.firstresult(hook_name) != firstresult:
@@ -88,21 +107,21 @@ class HookRunner:
                 raise TypeError(f"hook {hook_name!r} is not declared firstresult=True; call it with each() or all()")
             raise TypeError(f"hook {hook_name!r} is declared firstresult=True; call it with first()")
 
-    async def each(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
+    def each(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> AsyncIterator[tuple[str, Any]]:
         """Yield ``(plugin name, result)`` for every implementation that returned non-``None``."""
         impls = self.implementations(hook_name)
-        if not impls:
-            return
-        self._expect(hook_name, False)
-        async for item in self._answers(impls, hook_name, errors, kwargs):
-            yield item
+        if impls:
+            self._expect(hook_name, False)
+        return self._answers(impls, hook_name, errors, kwargs)
 
     async def _answers(
         self, impls: list[Any], hook_name: str, errors: list[HookError], kwargs: dict[str, Any]
     ) -> AsyncIterator[tuple[str, Any]]:
         for impl in impls:
             try:
-                value = await resolve(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
+                value = _invoke(impl, kwargs)
+                if value is not None and _awaitable(value):  # a plain answer costs no coroutine
+                    value = await resolve(value)
             except Exception as exc:
                 errors.append(HookError(hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
                 continue
@@ -145,7 +164,9 @@ class HookRunner:
 
         for impl in impls:
             try:
-                value = resolve_sync(impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs}))
+                value = _invoke(impl, kwargs)
+                if value is not None and _awaitable(value):
+                    value = resolve_sync(value)
             except Exception as exc:
                 errors.append(HookError(hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import pwd
 import stat
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 #: The kernel's limit on symbolic links followed while resolving one path (Linux's own).
 MAX_SYMLINKS = 40
@@ -126,6 +128,35 @@ class SymlinkLoopError(OSError):
 MAX_LINKS_PER_PATH = 1000
 
 
+class CallPaths:
+    """The paths one tool call has resolved, so each existing path is resolved once per call.
+
+    The pipeline opens one for each call (``CALL_PATHS``): the path fields made absolute, the
+    permission rules and the tool itself then act on the same file, and a link swapped
+    between the check and the tool's own resolution cannot move the tool elsewhere. Only
+    paths that exist whole are kept (the kernel resolved them). Closed when the call ends,
+    so a task the call started and that outlives it resolves afresh.
+    """
+
+    __slots__ = ("known", "open")
+
+    def __init__(self) -> None:
+        self.known: dict[Any, Any] = {}
+        self.open = True
+
+    def close(self) -> None:
+        self.open = False
+        self.known.clear()
+
+
+CALL_PATHS: ContextVar[CallPaths | None] = ContextVar("pegboard_call_paths", default=None)
+
+
+def _call_paths() -> dict[Any, Any] | None:
+    paths = CALL_PATHS.get()
+    return paths.known if paths is not None and paths.open else None
+
+
 def resolve_existing(path: str) -> str:
     """The physical form of an absolute path: symlinks followed as far as the path exists.
 
@@ -140,8 +171,15 @@ def resolve_existing(path: str) -> str:
     ``O_PATH`` open and one ``readlink`` of its descriptor), which gives the same answer as
     the walk without a system call per component.
     """
+    known = _call_paths()
+    if known is not None and isinstance(hit := known.get(path), str):
+        return hit
     found = kernel_resolved(path)
-    return found if found is not None else _walk(path, 0, [MAX_LINKS_PER_PATH])
+    if found is None:
+        return _walk(path, 0, [MAX_LINKS_PER_PATH])
+    if known is not None:
+        known[path] = known[found] = found
+    return found
 
 
 #: ``O_PATH`` opens a name without opening the file (no device is touched, no read right is
@@ -240,6 +278,10 @@ def resolve_path(
     lexically, and ``..`` never climbs above ``/``. Odd input (empty, a NUL byte, bytes,
     an unencodable character) raises ``InvalidPathError``, a ``ValueError``.
     """
+    known = _call_paths() if isinstance(path, str) else None
+    key = (path, cwd, home, oldpwd)
+    if known is not None and isinstance(hit := known.get(key), Path):
+        return hit
     p = _text(path, "path")
     if not p:
         raise InvalidPathError("the path is empty")
@@ -254,6 +296,9 @@ def resolve_path(
         old = base.rstrip("/") + "/" + old
     full = absolute_text(p, collapse(base), h, old)
     try:
-        return Path(resolve_existing(full))
+        resolved = Path(resolve_existing(full))
     except SymlinkLoopError:
         return Path(collapse(full))
+    if known is not None and full in known:
+        known[key] = resolved
+    return resolved

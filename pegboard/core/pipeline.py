@@ -34,6 +34,7 @@ from pegboard.core.decisions import (
     strongest_permission,
 )
 from pegboard.core.hookrunner import HookError, HookRunner
+from pegboard.core.pathnames import CALL_PATHS, CallPaths, resolve_path
 from pegboard.core.projection import ResultSink, project
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
 from pegboard.core.session import PermissionUpdate
@@ -144,8 +145,6 @@ def absolutize_paths(tool: Tool, model: BaseModel, ctx: ToolContext) -> BaseMode
     rules see the file the call means (``~``, ``~user``, relative names, ``..``)."""
     if not tool.path_fields:
         return model
-    from pegboard.core.pathnames import resolve_path
-
     changes: dict[str, Any] = {}
     for name in tool.path_fields:
         value = getattr(model, name, None)
@@ -211,6 +210,25 @@ class CallPipeline:
         """Run one call. ``availability`` is a tool and the answer its check just gave, which
         the caller may pass so the check does not run twice."""
         state = CallState()
+        paths = CallPaths()
+        scope = CALL_PATHS.set(paths)
+        try:
+            return await self._run(name, raw_input, context, state, enabled, approver, disabled, availability)
+        finally:
+            paths.close()
+            CALL_PATHS.reset(scope)
+
+    async def _run(
+        self,
+        name: str,
+        raw_input: Any,
+        context: ToolContext,
+        state: CallState,
+        enabled: set[str] | None,
+        approver: Approver | None,
+        disabled: Mapping[str, str] | None,
+        availability: tuple[Tool, str | None] | None,
+    ) -> ToolResult:
         session = context.session
         if session is not None:
             session.current_run = context.tool_use_id or f"run-{id(state):x}"

@@ -7,7 +7,7 @@ loading the plugin costs ``pegboard tools`` and ``pegboard --help`` nothing.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pegboard import (
@@ -33,15 +33,25 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
         register(section)
 
 
-async def _tool_event(
+def _tool_event(
     event: str, call: ToolCall, context: ToolContext, fields: Callable[[], dict[str, Any]] | None = None
-) -> HookDecision | None:
+) -> Awaitable[HookDecision | None] | None:
     """Run ``event``'s handlers for ``call`` (matcher tested on the tool's name), if any are set;
-    ``fields`` adds the event's own payload fields, worked out only when a handler will see them."""
+    ``fields`` adds the event's own payload fields, worked out only when a handler will see them.
+
+    With no handler for the event it answers ``None`` at once, not an awaitable: a call pays
+    no coroutine for hooks nobody configured.
+    """
     from pegboard_command_hooks.config import has_handlers
 
     if not has_handlers(context, event):
         return None
+    return _run_tool_event(event, call, context, fields)
+
+
+async def _run_tool_event(
+    event: str, call: ToolCall, context: ToolContext, fields: Callable[[], dict[str, Any]] | None
+) -> HookDecision | None:
     from pegboard_command_hooks.engine import run_event
     from pegboard_command_hooks.protocol import tool_payload
 
@@ -50,35 +60,44 @@ async def _tool_event(
 
 
 @hookimpl
-async def pre_tool_use(call: ToolCall, context: ToolContext) -> HookDecision | None:
+def pre_tool_use(call: ToolCall, context: ToolContext) -> Awaitable[HookDecision | None] | None:
     """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
-    return await _tool_event("PreToolUse", call, context)
+    return _tool_event("PreToolUse", call, context)
 
 
 @hookimpl
-async def permission_request(call: ToolCall, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
+def permission_request(
+    call: ToolCall, decision: PermissionDecision, context: ToolContext
+) -> Awaitable[HookDecision | None] | None:
     """``PermissionRequest`` handlers: may answer a call that would ask (allow or deny)."""
-    return await _tool_event("PermissionRequest", call, context)
+    return _tool_event("PermissionRequest", call, context)
 
 
 @hookimpl
-async def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> HookDecision | None:
+def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> Awaitable[HookDecision | None] | None:
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
-    from pegboard_command_hooks.protocol import tool_response
-
-    return await _tool_event("PostToolUse", call, context, lambda: {"tool_response": tool_response(result)})
-
-
-@hookimpl
-async def post_tool_use_failure(call: ToolCall, error: BaseException, context: ToolContext) -> HookDecision | None:
-    """``PostToolUseFailure`` handlers: may add context to the error result."""
-    import asyncio
 
     def fields() -> dict[str, Any]:
+        from pegboard_command_hooks.protocol import tool_response
+
+        return {"tool_response": tool_response(result)}
+
+    return _tool_event("PostToolUse", call, context, fields)
+
+
+@hookimpl
+def post_tool_use_failure(
+    call: ToolCall, error: BaseException, context: ToolContext
+) -> Awaitable[HookDecision | None] | None:
+    """``PostToolUseFailure`` handlers: may add context to the error result."""
+
+    def fields() -> dict[str, Any]:
+        import asyncio
+
         interrupt = isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
         return {"error": str(error) or type(error).__name__, "is_interrupt": interrupt}
 
-    return await _tool_event("PostToolUseFailure", call, context, fields)
+    return _tool_event("PostToolUseFailure", call, context, fields)
 
 
 async def _session_event(

@@ -31,6 +31,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, too_large_message
 from pegboard_mcp_server.paging import CursorError
 
@@ -66,10 +68,28 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+#: orjson's defaults that differ from the standard encoder's ``default=str`` are turned off
+_ORJSON_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 def _dumps(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
-    return _ENCODER.encode(message).encode("utf-8") + b"\n"
+    """One protocol line. orjson writes it (escaping a tool's text costs a few times less);
+    what orjson refuses (integers past 64 bits, keys that are not strings, lone surrogates)
+    goes through the standard encoder, which says what is wrong."""
+    try:
+        return orjson.dumps(message, default=str, option=_ORJSON_OPTIONS)
+    except TypeError:
+        return _ENCODER.encode(message).encode("utf-8") + b"\n"
+
+
+def _loads(line: bytes) -> Any:
+    """A received line; what orjson refuses (lone surrogate escapes, integers past 64 bits,
+    ``NaN``) is read by the standard decoder, so the server accepts what it always did and
+    a line that is not JSON gets the standard decoder's message."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
 
 
 class _Output:
@@ -348,7 +368,7 @@ class StdioServer:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
+            message = _loads(line)
         except (ValueError, RecursionError) as exc:
             self.send_error(None, PARSE_ERROR, f"Parse error: {str(exc)[:200]}")
             return
