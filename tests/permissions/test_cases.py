@@ -69,3 +69,21 @@ def test_case_through_cli(case: dict[str, Any], tmp_path: Path) -> None:
     out = json.loads(result.stdout)
     assert set(out) == {"decision", "rule", "source", "reason"}
     assert _accepted(case, out["decision"]), f"{case['id']}: {out}"
+
+
+def test_an_engine_asked_again_gives_the_same_answers() -> None:
+    """Engines keep some decisions (input-blind tools, reads by resolved path): every case
+    asked twice of one engine, in order and then again, gets its first answer."""
+    from pegboard.core.permissions.engine import PermissionEngine
+    from tests.permissions.support import installed_tools
+
+    find = installed_tools()
+    for case in CASES:
+        cwd = Path(case["cwd"])
+        layer = ConfigLayer("project", {"permissions": case["rules"]}, path=cwd / ".pegboard/settings.json", root=cwd)
+        e = PermissionEngine([layer], cwd=cwd, additional_dirs=[Path(d) for d in case["additional_dirs"]],
+                             mode=case["mode"], home=HOME, tools=find)
+        tool = find(case["tool"])
+        first = e.check(case["tool"], case["input"], tool)
+        assert e.check(case["tool"], case["input"], tool) == first, case["id"]
+        assert e.check(case["tool"], dict(case["input"]), tool) == first, case["id"]

@@ -97,3 +97,26 @@ def test_dotdot_after_a_link_follows_the_link(tree: Path) -> None:
     d = e.check("Read", {"file_path": str(tree / "proj" / "sub" / ".." / "secret.key")})
     assert d.decision == "deny"
     assert e.check("Bash", {"command": "cat sub/../secret.key"}).decision == "deny"
+
+
+def test_a_kept_read_decision_follows_a_link_that_moved(tree: Path) -> None:
+    """An engine keeps read decisions by where the paths resolve: the same input through a
+    link retargeted between two calls is decided for the new target."""
+    from tests.permissions.support import installed_tools
+
+    read = installed_tools()("Read")
+    assert read is not None
+    e = engine(deny=[f"Read(//{str(tree / 'outside').lstrip('/')}/**)"], cwd=tree / "proj")
+    link = tree / "proj" / "moving"
+    os.symlink(tree / "proj" / "src", link)
+    call = {"file_path": str(link / "ok.txt")}
+    (tree / "outside" / "ok.txt").write_text("o")
+    assert e.check("Read", call, read).decision == "allow"
+    assert e.check("Read", call, read).decision == "allow"
+    link.unlink()
+    os.symlink(tree / "outside", link)
+    assert e.check("Read", call, read).decision == "deny"
+    link.unlink()
+    os.symlink(tree / "proj" / "src", link)
+    assert e.check("Read", call, read).decision == "allow"
+    assert e.check("Read", {**call, "offset": 3}, read).decision == "allow"

@@ -56,6 +56,8 @@ _PATH_KINDS = ("read", "edit")
 _USER_INTERACTION_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose input-blind decision an engine keeps before it starts over
 _MAX_CONSTANT = 1024
+#: read-family decisions an engine keeps (by input and resolved paths) before it starts over
+_MAX_READS = 512
 
 
 def _constant_key(tool: Tool) -> tuple[Any, ...]:
@@ -153,6 +155,7 @@ class PermissionEngine:
         self._views: dict[tuple[Any, ...], _View] = {}
         #: per tool (by id): its decision when no rule looks at the input (see _check)
         self._constant: dict[int, tuple[Tool, tuple[Any, ...], PermissionDecision]] = {}
+        self._reads: dict[tuple[Any, ...], tuple[Tool, PermissionDecision]] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
         self._precompile()
         read_view = self._view("Read", "Read", "read", None)
@@ -586,7 +589,30 @@ class PermissionEngine:
                 self._constant.clear()
             self._constant[id(tool)] = (tool, _constant_key(tool), decision)
             return decision
+        if kind == "read" and tool is not None and (key := self._read_key(name, data, tool)) is not None:
+            hit = self._reads.get(key)
+            if hit is not None and hit[0] is tool:
+                return hit[1]
+            decision = self._decide(view, name, kind, data, tool)
+            if len(self._reads) >= _MAX_READS:
+                self._reads.clear()
+            self._reads[key] = (tool, decision)
+            return decision
         return self._decide(view, name, kind, data, tool)
+
+    def _read_key(self, name: str, data: Mapping[str, Any], tool: Tool) -> tuple[Any, ...] | None:
+        """What a read-family decision rests on: the tool, the whole input and where each of
+        its paths resolves now (the rules, mode and directories are fixed for this engine).
+        A read of the same file is then decided once while no link on its way changes.
+        ``None`` for an input that cannot be a key (a list or dict value)."""
+        try:
+            fields = tuple(sorted(data.items()))
+            hash(fields)
+        except TypeError:
+            return None
+        raws, _complete = self._input_paths("read", name, data)
+        resolved = tuple(self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws)
+        return (id(tool), _constant_key(tool), name, fields, resolved)
 
     @staticmethod
     def _input_blind(view: _View, kind: str, tool: Tool) -> bool:

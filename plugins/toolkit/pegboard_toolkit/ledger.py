@@ -139,6 +139,9 @@ class ReadLedger:
                 time=old.time if same and old is not None and old.time else time.time(),
             )
 
+        known = self._entries.get(key)
+        if known is not None and merge(known) == known:  # read again, unchanged: nothing to store
+            return known
         return self._entries.update(key, merge)
 
     def record_write(self, path: Path | str, digest: str | None = None) -> None:

@@ -212,6 +212,28 @@ async def test_the_ledger_records_whole_partial_and_range_reads(tmp_path: Path) 
         assert entry is not None and [2001, 3000] in entry.ranges
 
 
+async def test_reading_an_unchanged_file_again_keeps_its_entry_and_a_change_is_recorded(tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    f.write_text("one\n")
+    pb = isolated_pegboard(pegboard_read, cwd=tmp_path)
+    async with pb.session() as session:
+        ledger = ReadLedger(session)
+        await session.call("Read", {"file_path": str(f), "offset": 1, "limit": 1})
+        first = ledger.entry(f)
+        assert first is not None
+        await session.call("Read", {"file_path": str(f), "offset": 1, "limit": 1})
+        assert ledger.entry(f) == first
+        await session.call("Read", {"file_path": str(f)})
+        again = ledger.entry(f)
+        assert again is not None and again.whole and again.time == first.time
+        f.write_text("two lines\nnow\n")
+        os.utime(f, ns=(1, 1))
+        await session.call("Read", {"file_path": str(f), "offset": 2, "limit": 1})
+        changed = ledger.entry(f)
+        assert changed is not None and not changed.whole and changed.ranges == [[2, 2]]
+        assert changed.mtime_ns == 1 and changed.size == f.stat().st_size
+
+
 # ------------------------------------------------------------------ images
 
 
