@@ -159,6 +159,8 @@ class Bridge:
     relay: EventRelay | None = None
     _sessions: dict[Any, list[Any]] = field(default_factory=dict, repr=False)
     _closing: set[Any] = field(default_factory=set, repr=False)
+    _idle_checked: float = field(default=float("-inf"), repr=False)
+    _approvers: dict[int, tuple[Elicit, Any]] = field(default_factory=dict, repr=False)
 
     def session_for(self, client: Any = None) -> Session:
         """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
@@ -190,6 +192,11 @@ class Bridge:
         return session
 
     def _close_idle(self, now: float) -> None:
+        """Close sessions idle past ``idle_timeout``; looked for at most ten times per timeout,
+        so a request does not walk every open session."""
+        if now - self._idle_checked < self.idle_timeout / 10:
+            return
+        self._idle_checked = now
         for key, (last, session) in list(self._sessions.items()):
             if now - last > self.idle_timeout:
                 del self._sessions[key]
@@ -306,7 +313,7 @@ class Bridge:
             return error_result(
                 f"Arguments for {name} must be a JSON object, got {type(arguments).__name__}", "invalid_input"
             )
-        approver = elicitation_approver(elicit) if elicit is not None else None
+        approver = self._approver(elicit) if elicit is not None else None
         sampler_token = CURRENT_SAMPLER.set(sample)
         link_token = CURRENT_LINK.set(link)
         try:
@@ -337,6 +344,17 @@ class Bridge:
                 await session.close()
                 release(session)
         return result_to_mcp(result)
+
+    def _approver(self, elicit: Elicit) -> Any:
+        """The approver asking through ``elicit``, made once per elicitation function."""
+        known = self._approvers.get(id(elicit))
+        if known is not None and known[0] is elicit:
+            return known[1]
+        approver = elicitation_approver(elicit)
+        if len(self._approvers) >= 256:
+            self._approvers.clear()
+        self._approvers[id(elicit)] = (elicit, approver)
+        return approver
 
     def list_prompts(self, client: Any = None) -> dict[str, Any]:
         """``prompts/list``: the skills this client's ``Skill`` tool can load."""

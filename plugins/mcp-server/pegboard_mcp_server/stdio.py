@@ -240,6 +240,9 @@ class StdioServer:
         self.initialized = False
         self._ids = itertools.count(1)
         self._signature: Any = None
+        self._signature_basis = -1  # the tool set version the signature was taken at
+        self._elicit = self.elicit  # one bound method, so the bridge makes its approver once
+        self._sample = self.sample
         self.handlers: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
             "initialize": self.initialize,
             "ping": self.ping,
@@ -501,6 +504,7 @@ class StdioServer:
                 self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _bridge_signature(self, bridge: Bridge) -> Any:
+        self._signature_basis = bridge.pegboard.tool_set_version
         return bridge.signature(self)
 
     # -- server-to-client requests -----------------------------------------------------------
@@ -648,11 +652,11 @@ class StdioServer:
             result = await bridge.call_tool(
                 name,
                 params.get("arguments"),
-                self.elicit,
+                self._elicit,
                 client=self,
                 progress=progress,
                 log_message=self._log_sender(),
-                sample=self.sample,
+                sample=self._sample,
                 request_id=token,
                 link=self.link(),
             )
@@ -662,10 +666,13 @@ class StdioServer:
             from pegboard_mcp_server.bridge import error_result
 
             result = error_result(f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
-        signature = self._bridge_signature(bridge)
-        if self._signature is not None and signature != self._signature:
-            self._signature = signature
-            self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        # the list can change only with the tool set's version (a load in another process of a
+        # resumed session is seen by the watcher, within WATCH_INTERVAL)
+        if self._signature is not None and bridge.pegboard.tool_set_version != self._signature_basis:
+            signature = self._bridge_signature(bridge)
+            if signature != self._signature:
+                self._signature = signature
+                self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return result
 
 
