@@ -255,7 +255,8 @@ def on_event(event: SessionEvent, session: Session) -> None:
 
     Called synchronously in the emitting thread: keep it quick (hand the event to a queue
     for slow work). For logging, tracing and UIs. The return value is ignored; an
-    implementation that raises is ignored too, it never reaches the tool.
+    implementation that raises is ignored too, it never reaches the tool. Mark an
+    implementation with ``@event_kinds("progress", ...)`` to hear only those kinds.
 
     Example::
 

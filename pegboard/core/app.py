@@ -747,10 +747,8 @@ class Pegboard:
         self._open_sessions.pop(session.id + f"#{id(session)}", None)
 
     def _on_event(self, event: SessionEvent, session: Session) -> None:
-        if not self.hooks.has("on_event"):
-            return
         errors: list[HookError] = []
-        self.hooks.all_sync("on_event", errors, event=event, session=session)
+        self.hooks.tell(event.kind, errors, event=event, session=session)
 
     async def aclose(self) -> None:
         """Close every open session and let plugins clean up (``pegboard_close``)."""

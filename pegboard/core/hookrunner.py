@@ -54,6 +54,7 @@ class HookRunner:
         self._order: dict[str, list[Any]] = {}
         self._any: dict[tuple[str, ...], bool] = {}
         self._firstresult: dict[str, bool] = {}
+        self._listeners: dict[str, list[Any]] = {}
         listeners = getattr(pm, "on_change", None)
         self._cached = listeners is not None  # else nothing says when the plugins change
         if listeners is not None:
@@ -62,6 +63,7 @@ class HookRunner:
     def _forget(self) -> None:
         self._order.clear()
         self._any.clear()
+        self._listeners.clear()
 
     def implementations(self, hook_name: str) -> list[Any]:
         found = self._order.get(hook_name)
@@ -79,6 +81,28 @@ class HookRunner:
         last = [i for i in impls if i.trylast]
         rest = [i for i in impls if not i.tryfirst and not i.trylast]
         return list(reversed(first)) + rest + list(reversed(last))
+
+    def listeners(self, kind: str) -> list[Any]:
+        """The ``on_event`` implementations that hear events of ``kind`` (all but those whose
+        ``event_kinds`` leave it out), in hook order."""
+        found = self._listeners.get(kind)
+        if found is None:
+            from pegboard.core.markers import EVENT_KINDS_ATTR
+
+            found = [
+                i for i in self.implementations("on_event")
+                if (kinds := getattr(i.function, EVENT_KINDS_ATTR, None)) is None or kind in kinds
+            ]
+            if self._cached and len(self._listeners) < 256:
+                self._listeners[kind] = found
+        return found
+
+    def tell(self, kind: str, errors: list[HookError], /, **kwargs: Any) -> None:
+        """Run the ``on_event`` implementations that hear ``kind``; answers are ignored."""
+        listeners = self.listeners(kind)
+        if listeners:
+            for _answer in self._answers_sync(listeners, "on_event", errors, kwargs):
+                pass
 
     def has(self, hook_name: str) -> bool:
         return bool(self.implementations(hook_name))

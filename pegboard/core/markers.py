@@ -1,8 +1,36 @@
 """The pluggy markers for the ``pegboard`` project."""
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import pluggy
 
 PROJECT_NAME = "pegboard"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+#: the attribute ``event_kinds`` sets on an ``on_event`` implementation
+EVENT_KINDS_ATTR = "pegboard_event_kinds"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def event_kinds(*kinds: str) -> Callable[[F], F]:
+    """Let an ``on_event`` implementation hear only events of ``kinds``.
+
+    Events of other kinds are not built for it: a session whose listeners all name kinds
+    pays nothing for a call's ``call_started`` / ``call_finished`` unless one of them asks::
+
+        @hookimpl
+        @event_kinds("progress", "log")
+        def on_event(event, session): ...
+    """
+    if not kinds or not all(isinstance(k, str) and k for k in kinds):
+        raise ValueError("event_kinds needs one or more event kind names")
+
+    def mark(fn: F) -> F:
+        setattr(fn, EVENT_KINDS_ATTR, frozenset(kinds))
+        return fn
+
+    return mark

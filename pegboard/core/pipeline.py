@@ -232,7 +232,7 @@ class CallPipeline:
         session = context.session
         if session is not None:
             session.current_run = context.tool_use_id or f"run-{id(state):x}"
-            if session.has_listeners():
+            if session.has_listeners("call_started"):
                 session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
         try:
             tool = self.resolve(name, enabled, disabled or {}, availability)
@@ -258,7 +258,7 @@ class CallPipeline:
         except Exception as exc:  # a kernel bug must still not crash the host
             result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
         result = self.finish(result, state)
-        if session is not None and session.has_listeners():
+        if session is not None and session.has_listeners("call_finished"):
             session.emit(
                 "call_finished",
                 {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},

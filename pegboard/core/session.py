@@ -482,7 +482,7 @@ class Session:
     # -- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: Any = None, *, tool_use_id: str | None = None, tool: str | None = None) -> None:
         """Report an event to every ``events()`` reader and ``on_event`` hook; never blocks."""
-        if not self.has_listeners():
+        if not self.has_listeners(kind):
             return
         event = SessionEvent(kind, data, tool_use_id, tool)
         for consumer in list(self._consumers):
@@ -518,10 +518,14 @@ class Session:
             if consumer in self._consumers:
                 self._consumers.remove(consumer)
 
-    def has_listeners(self) -> bool:
-        """Would :meth:`emit` reach anyone (an ``events()`` reader or an ``on_event`` hook)?
-        Callers check before building an event's data."""
-        return bool(self._consumers) or self.pegboard.hooks.has("on_event")
+    def has_listeners(self, kind: str | None = None) -> bool:
+        """Would :meth:`emit` of ``kind`` reach anyone (an ``events()`` reader or an
+        ``on_event`` hook that hears that kind; without ``kind``, any hook)? Callers check
+        before building an event's data."""
+        if self._consumers:
+            return True
+        hooks = self.pegboard.hooks
+        return bool(hooks.listeners(kind)) if kind is not None else hooks.has("on_event")
 
     def has_readers(self) -> bool:
         """Is any ``events()`` reader listening?"""

@@ -12,9 +12,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
-from pegboard import HookDecision, PermissionUpdate, Reason, Tool, ToolContext, hookimpl
+from pegboard import HookDecision, PermissionUpdate, Reason, Tool, ToolContext, event_kinds, hookimpl
 from pegboard.testing import isolated_pegboard
 from tests.kernel.toolkit import ALL_TOOLS, ToolsPlugin, plugin_with_hooks
 
@@ -219,3 +220,39 @@ async def test_an_on_event_plugin_registered_between_calls_hears_the_next_call()
     pb._pm.register(listener, name="listener")
     await pb.call("Echo", {"text": "heard"})
     assert listener.kinds == ["call_started", "call_finished"]
+
+
+class ProgressOnly:
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+
+    @hookimpl
+    @event_kinds("progress", "tool_note")
+    def on_event(self, event: Any) -> None:
+        self.kinds.append(event.kind)
+
+
+async def test_an_on_event_plugin_that_names_kinds_hears_only_those() -> None:
+    async def noting(input: Said, ctx: ToolContext) -> str:
+        ctx.emit("tool_note", {"n": 1})
+        ctx.emit("other", {"n": 2})
+        return "noted"
+
+    pb = board(Tool(name="Note", description="Emit two events.", input_model=Said, run=noting))
+    narrow, wide = ProgressOnly(), OnEvent()
+    pb._pm.register(narrow, name="narrow")
+    async with pb.session() as session:
+        await session.call("Note", {})
+        assert narrow.kinds == ["tool_note"]
+        assert not session.has_listeners("call_started") and session.has_listeners("progress")
+        pb._pm.register(wide, name="wide")
+        assert session.has_listeners("call_started")
+        await session.call("Note", {})
+    assert narrow.kinds == ["tool_note", "tool_note"]
+    assert wide.kinds == ["call_started", "tool_note", "other", "call_finished"]
+
+
+def test_event_kinds_needs_kind_names() -> None:
+    for bad in ((), ("",), (3,)):
+        with pytest.raises(ValueError, match="event kind"):
+            event_kinds(*bad)

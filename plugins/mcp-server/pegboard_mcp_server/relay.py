@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pegboard import Session, SessionEvent, hookimpl
+from pegboard import Session, SessionEvent, event_kinds, hookimpl
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -92,6 +92,7 @@ class EventRelay:
         self._calls: dict[tuple[str, str], _Relayed] = {}
 
     @hookimpl
+    @event_kinds(*RELAYED_KINDS)
     def on_event(self, event: SessionEvent, session: Session) -> None:
         if event.kind in RELAYED_KINDS and event.tool_use_id is not None:
             relayed = self._calls.get((session.id, event.tool_use_id))
