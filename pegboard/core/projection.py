@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from pegboard.core.redaction import REDACTED, redact, secret_values
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
@@ -27,6 +27,28 @@ def cut_note(ref: str, limit: int, total: int, reader: str | None = None) -> str
     return f"[Result cut to {limit:,} of {total:,} characters. The whole result is kept as {ref}: {how}]"
 
 
+def redact_value(value: Any, secrets: list[str]) -> Any:
+    """``value`` (a structured result: dicts, lists, strings ...) with every string redacted;
+    the very same object when nothing in it changed, so a clean result is not copied."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        changed = False
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            clean_key = redact(key, secrets) if isinstance(key, str) else key
+            clean = redact_value(item, secrets)
+            changed |= clean is not item or clean_key is not key
+            out[clean_key] = clean
+        return out if changed else value
+    if isinstance(value, list | tuple):
+        items = [redact_value(item, secrets) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
 def project(
     result: ToolResult,
     *,
@@ -40,11 +62,18 @@ def project(
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.
 
+    The structured value is redacted too (every string in it), since hosts hand it to the
+    model as well (MCP ``structuredContent``).
+
     ``reader`` is the enabled tool that pages through stored results (``reads_results``) and
     ``note`` its ``result_note(ref, limit, total)``, which words the note (how to read on);
     without a reader the note tells the model to narrow its request instead. ``redact_text``
     is false only for the reader itself, whose pages come from records redacted when stored.
     """
+    if redact_text and result.structured is not None:
+        structured = redact_value(result.structured, secrets)
+        if structured is not result.structured:
+            result = result.model_copy(update={"structured": structured, "metadata": dict(result.metadata)})
     content = result.content
     if len(content) == 1 and type(only := content[0]) is TextBlock and len(only.text) <= limit:
         clean = redact(only.text, secrets) if redact_text else only.text

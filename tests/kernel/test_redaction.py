@@ -165,3 +165,28 @@ def texts_with_secrets(draw: st.DrawFn) -> tuple[str, list[str]]:
 def test_random_texts_match_the_reference(case: tuple[str, list[str]]) -> None:
     text, secrets = case
     assert redact(text, secrets) == reference_redact(text, secrets)
+
+
+OPENAI_KEY = "sk-proj-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+
+
+def test_a_structured_result_is_redacted_everywhere_and_a_clean_one_is_not_copied() -> None:
+    from pegboard.core.results import ToolResult
+
+    class Sink:
+        def put(self, tool: str, text: str) -> str:
+            raise AssertionError("nothing is cut")
+
+    nested = {"content": f"key = {OPENAI_KEY}", "rows": [["ok", f"token {OPENAI_KEY}"]], "n": 3,
+              OPENAI_KEY: "as a key", "pair": ("hunter2-value", 1)}
+    result = ToolResult.model_validate({"content": [{"type": "text", "text": "fine"}], "structured": nested})
+    out = projection.project(result, tool="T", limit=1000, store=Sink(), secrets=["hunter2-value"])
+    assert OPENAI_KEY not in repr(out.structured) and "hunter2-value" not in repr(out.structured)
+    assert out.structured is not None
+    assert out.structured["content"] == f"key = {REDACTED}" and out.structured["n"] == 3
+    assert out.structured["rows"] == [["ok", f"token {REDACTED}"]]
+    assert result.structured == nested  # the tool's own value is left as it was
+    clean = ToolResult.model_validate({"content": [{"type": "text", "text": "fine"}],
+                                       "structured": {"a": ["b", 1, None]}})
+    assert projection.project(clean, tool="T", limit=1000, store=Sink(), secrets=[]) is clean
+    assert projection.project(result, tool="T", limit=1000, store=Sink(), secrets=[], redact_text=False) is result

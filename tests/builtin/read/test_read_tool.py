@@ -366,3 +366,13 @@ def test_notebook_cells_with_outputs_and_images(tmp_path: Path) -> None:
 def test_broken_notebook(tmp_path: Path) -> None:
     (tmp_path / "bad.ipynb").write_text("{not json")
     assert call(tmp_path, file_path=str(tmp_path / "bad.ipynb")).metadata["error_kind"] == "invalid_notebook"
+
+
+def test_a_credential_in_the_file_is_redacted_in_the_text_and_in_the_structured_content(tmp_path: Path) -> None:
+    key = "sk-proj-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    f = tmp_path / "env.txt"
+    f.write_text(f"OPENAI_API_KEY={key}\n")
+    result = call(tmp_path, file_path=str(f))
+    assert key not in result.text and "[REDACTED]" in result.text
+    assert result.structured is not None and key not in str(result.structured)
+    assert "[REDACTED]" in result.structured["content"]
