@@ -199,8 +199,7 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
             f"{path} is not a regular file (a device, pipe or socket); Read does not read those", "device_file"
         )
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+        head = _head(path)
     except PermissionError:
         return _fail(f"Permission denied: cannot read {path}", "permission_denied")
     except OSError as exc:
@@ -238,6 +237,19 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     for note in notes:
         _record(ctx, path, **note)
     return result
+
+
+def _head(path: Path) -> bytes:
+    """The first ``SNIFF_BYTES`` of ``path`` (all of a smaller file), read with plain system
+    calls: a Read of a small file needs no buffered file object."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        head = os.read(fd, SNIFF_BYTES)
+        while head and len(head) < SNIFF_BYTES and (more := os.read(fd, SNIFF_BYTES - len(head))):
+            head += more  # a short read is not the end of the file; an empty one is
+        return head
+    finally:
+        os.close(fd)
 
 
 def _whole(path: Path) -> bytes | None:

@@ -247,7 +247,7 @@ class CallPipeline:
             if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
                 model = await self.pre_tool_use(call, model, context, state)
             await self.authorize(call, context, state, approver)
-            if (exposed or self._approver_saw(state, approver)) and call.input != dump_input(model):
+            if (exposed or self._approver_saw(state, approver)) and _input_moved(call, model, state):
                 model = validate_input(tool, call.input)
             result = await self.execute(call, model, context, state)
             if self.hooks.has("post_tool_use"):
@@ -635,6 +635,19 @@ class CallPipeline:
             return result.model_copy(update={"metadata": {**result.metadata, **extra}})
         result.metadata = {**result.metadata, **extra}
         return result
+
+
+_FLAT = (str, int, float, bool, type(None))
+
+
+def _input_moved(call: ToolCall, model: BaseModel, state: CallState) -> bool:
+    """Does ``call.input`` differ from what ``model`` holds (something outside the kernel
+    changed it in place)? An input of plain values equal to its copy taken before the hooks
+    ran is unchanged without dumping the model again."""
+    before = state.original_input
+    if before is not None and call.input == before and all(type(v) in _FLAT for v in before.values()):
+        return False
+    return call.input != dump_input(model)
 
 
 def with_hook_opinion(decision: PermissionDecision, hook: HookDecision | None) -> PermissionDecision:

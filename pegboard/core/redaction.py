@@ -77,6 +77,9 @@ _SCANS: tuple[tuple[re.Pattern[str], tuple[tuple[int, int], ...]], ...] = (
 
 #: every lead holds one of the scans' pivot characters; a text without any has no anchor
 _PIVOTS = re.compile(r"[-_:I]")
+#: any shape's lead: on a short text (a field name, a path) one search tells there is nothing to do
+_ANY_LEAD = re.compile(r"sk-|A[KS]IA|gh[pousr]_|github_pat_|xox[abposr]-|AIza|-----BEGIN|(?i:authorization:)|://")
+_SHORT = 64
 
 
 def _anchors(text: str) -> Iterator[tuple[int, int]]:
@@ -179,7 +182,10 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     passes that find the anchors, and the patterns over the small windows around them.
     """
     text = _replace_secrets(text, secrets)
-    windows = _windows(text) if _PIVOTS.search(text) else []
+    if len(text) <= _SHORT:
+        windows = _windows(text) if _ANY_LEAD.search(text) else []
+    else:
+        windows = _windows(text) if _PIVOTS.search(text) else []
     if not windows:
         return text
     pieces: list[str] = []
