@@ -29,7 +29,35 @@ def cut_note(ref: str, limit: int, total: int, reader: str | None = None) -> str
 
 def redact_value(value: Any, secrets: list[str]) -> Any:
     """``value`` (a structured result: dicts, lists, strings ...) with every string redacted;
-    the very same object when nothing in it changed, so a clean result is not copied."""
+    the very same object when nothing in it changed, so a clean result is not copied.
+
+    The strings are first redacted as one text, joined by newlines: no credential shape's
+    lead holds a newline, so when that text comes back unchanged so would every string.
+    """
+    strings: list[str] = []
+    _collect(value, strings)
+    if not strings:
+        return value
+    joined = "\n".join(strings)
+    if redact(joined, secrets) == joined:
+        return value
+    return _redacted(value, secrets)
+
+
+def _collect(value: Any, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                into.append(key)
+            _collect(item, into)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, into)
+
+
+def _redacted(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
         return redact(value, secrets)
     if isinstance(value, dict):
@@ -37,12 +65,12 @@ def redact_value(value: Any, secrets: list[str]) -> Any:
         out: dict[Any, Any] = {}
         for key, item in value.items():
             clean_key = redact(key, secrets) if isinstance(key, str) else key
-            clean = redact_value(item, secrets)
+            clean = _redacted(item, secrets)
             changed |= clean is not item or clean_key is not key
             out[clean_key] = clean
         return out if changed else value
     if isinstance(value, list | tuple):
-        items = [redact_value(item, secrets) for item in value]
+        items = [_redacted(item, secrets) for item in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return items if isinstance(value, list) else tuple(items)

@@ -190,3 +190,32 @@ def test_a_structured_result_is_redacted_everywhere_and_a_clean_one_is_not_copie
                                        "structured": {"a": ["b", 1, None]}})
     assert projection.project(clean, tool="T", limit=1000, store=Sink(), secrets=[]) is clean
     assert projection.project(result, tool="T", limit=1000, store=Sink(), secrets=[], redact_text=False) is result
+
+
+def _reference_value(value: object, secrets: list[str]) -> object:
+    if isinstance(value, str):
+        return reference_redact(value, secrets)
+    if isinstance(value, dict):
+        return {(_reference_value(k, secrets) if isinstance(k, str) else k): _reference_value(v, secrets)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_reference_value(v, secrets) for v in value]
+    return value
+
+
+@st.composite
+def structures_with_secrets(draw: st.DrawFn) -> tuple[object, list[str]]:
+    texts = draw(st.lists(texts_with_secrets(), min_size=1, max_size=5))
+    secrets = [s for _t, ss in texts for s in ss]
+    strings = st.sampled_from([t for t, _ss in texts])
+    value = draw(st.recursive(strings | st.integers() | st.none(),
+                              lambda inner: st.lists(inner, max_size=3) | st.dictionaries(strings, inner, max_size=3),
+                              max_leaves=8))
+    return value, secrets
+
+
+@settings(max_examples=400, deadline=None)
+@given(structures_with_secrets())
+def test_structured_values_are_redacted_like_each_string_alone(case: tuple[object, list[str]]) -> None:
+    value, secrets = case
+    assert projection.redact_value(value, secrets) == _reference_value(value, secrets)
