@@ -279,8 +279,27 @@ def resolve_path(
     an unencodable character) raises ``InvalidPathError``, a ``ValueError``.
     """
     known = _call_paths() if isinstance(path, str) else None
-    key = (path, cwd, home, oldpwd)
+    key = ("path", path, cwd, home, oldpwd)
     if known is not None and isinstance(hit := known.get(key), Path):
+        return hit
+    text = resolve_text(path, cwd, home, oldpwd=oldpwd)
+    resolved = Path(text)
+    if known is not None and text in known:  # it exists whole: the call keeps it
+        known[key] = resolved
+    return resolved
+
+
+def resolve_text(
+    path: str | os.PathLike[str],
+    cwd: str | os.PathLike[str],
+    home: str | os.PathLike[str] | None = None,
+    *,
+    oldpwd: str | os.PathLike[str] | None = None,
+) -> str:
+    """:func:`resolve_path` as a string, for the kernel's own use (no ``Path`` is built)."""
+    known = _call_paths() if isinstance(path, str) else None
+    key = ("text", path, cwd, home, oldpwd)
+    if known is not None and isinstance(hit := known.get(key), str):
         return hit
     p = _text(path, "path")
     if not p:
@@ -296,9 +315,9 @@ def resolve_path(
         old = base.rstrip("/") + "/" + old
     full = absolute_text(p, collapse(base), h, old)
     try:
-        resolved = Path(resolve_existing(full))
+        resolved = resolve_existing(full)
     except SymlinkLoopError:
-        return Path(collapse(full))
+        return collapse(full)
     if known is not None and full in known:
         known[key] = resolved
     return resolved

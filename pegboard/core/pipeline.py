@@ -34,7 +34,7 @@ from pegboard.core.decisions import (
     strongest_permission,
 )
 from pegboard.core.hookrunner import HookError, HookRunner
-from pegboard.core.pathnames import CALL_PATHS, CallPaths, resolve_path
+from pegboard.core.pathnames import CALL_PATHS, CallPaths, resolve_text
 from pegboard.core.projection import ResultSink, project
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
 from pegboard.core.session import PermissionUpdate
@@ -150,7 +150,7 @@ def absolutize_paths(tool: Tool, model: BaseModel, ctx: ToolContext) -> BaseMode
         value = getattr(model, name, None)
         if isinstance(value, str) and value:
             try:
-                resolved = str(resolve_path(value, ctx.cwd, home=ctx.env.get("HOME")))
+                resolved = resolve_text(value, ctx.cwd, home=ctx.env.get("HOME"))
             except ValueError:
                 continue
             if resolved != value:
