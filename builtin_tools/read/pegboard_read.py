@@ -148,10 +148,10 @@ def _binary_kind(head: bytes) -> str | None:
     return "binary data"
 
 
-def _record(ctx: ToolContext, path: Path, **kwargs: Any) -> None:
+def _record(ctx: ToolContext, path: Path, seen: os.stat_result, **kwargs: Any) -> None:
     if ctx.session is None:
         return
-    ReadLedger.of(ctx).record_read(path, resolved=True, **kwargs)
+    ReadLedger.of(ctx).record_read(path, resolved=True, seen=seen, **kwargs)
 
 
 @tool(
@@ -235,7 +235,7 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
         work = partial(_text, path, input, budget, cache, notes, data)
     result = work() if inline else await asyncio.to_thread(work)
     for note in notes:
-        _record(ctx, path, **note)
+        _record(ctx, path, st, **note)
     return result
 
 

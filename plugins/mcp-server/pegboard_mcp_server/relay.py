@@ -52,13 +52,7 @@ class _Relayed:
         self.sender: asyncio.Task[None] | None = None
         self.open = True
 
-    def add(self, event: SessionEvent) -> None:
-        if threading.get_ident() == self.thread:
-            self._queue(event)
-        else:  # a tool's worker thread: the loop takes it before it sees the tool finish
-            self.loop.call_soon_threadsafe(self._queue, event)
-
-    def _queue(self, event: SessionEvent) -> None:
+    def queue(self, event: SessionEvent) -> None:
         if not self.open:
             return
         self.waiting.append(event)
@@ -85,19 +79,52 @@ class _Relayed:
             await asyncio.wait([sender], timeout=FLUSH_TIMEOUT)
 
 
+class _Senders:
+    """A running call's senders, until its tool first reports something."""
+
+    __slots__ = ("log_message", "loop", "progress", "thread")
+
+    def __init__(
+        self, progress: Progress | None, log_message: LogSender | None, loop: asyncio.AbstractEventLoop, thread: int
+    ) -> None:
+        self.progress = progress
+        self.log_message = log_message
+        self.loop = loop
+        self.thread = thread
+
+
 class EventRelay:
-    """The plugin that hands each call's ``progress`` and ``log`` events to that call's senders."""
+    """The plugin that hands each call's ``progress`` and ``log`` events to that call's senders.
+
+    A call registers its senders only; the queue and the task that sends in order are made
+    when its tool first reports something, so a call that reports nothing costs a dict entry.
+    """
 
     def __init__(self) -> None:
-        self._calls: dict[tuple[str, str], _Relayed] = {}
+        self._calls: dict[tuple[str, str], _Senders | _Relayed] = {}
 
     @hookimpl
     @event_kinds(*RELAYED_KINDS)
     def on_event(self, event: SessionEvent, session: Session) -> None:
-        if event.kind in RELAYED_KINDS and event.tool_use_id is not None:
-            relayed = self._calls.get((session.id, event.tool_use_id))
-            if relayed is not None:
-                relayed.add(event)
+        if event.tool_use_id is None:
+            return
+        key = (session.id, event.tool_use_id)
+        entry = self._calls.get(key)
+        if entry is None:
+            return
+        if threading.get_ident() == entry.thread:
+            self._deliver(key, event)
+        else:  # a tool's worker thread: the loop takes it before it sees the tool finish
+            entry.loop.call_soon_threadsafe(self._deliver, key, event)
+
+    def _deliver(self, key: tuple[str, str], event: SessionEvent) -> None:
+        """On the call's loop: queue ``event`` for sending, starting the call's sender."""
+        entry = self._calls.get(key)
+        if entry is None:
+            return
+        if isinstance(entry, _Senders):
+            entry = self._calls[key] = _Relayed(entry.progress, entry.log_message)
+        entry.queue(event)
 
     async def call(
         self,
@@ -112,9 +139,10 @@ class EventRelay:
         key = (session.id, tool_use_id)
         if key in self._calls:  # the same id twice at once: its events would be ambiguous
             return await session.call(name, arguments, tool_use_id=tool_use_id)
-        relayed = self._calls[key] = _Relayed(progress, log_message)
+        self._calls[key] = _Senders(progress, log_message, asyncio.get_running_loop(), threading.get_ident())
         try:
             return await session.call(name, arguments, tool_use_id=tool_use_id)
         finally:
-            del self._calls[key]
-            await relayed.close()
+            relayed = self._calls.pop(key)
+            if isinstance(relayed, _Relayed):
+                await relayed.close()

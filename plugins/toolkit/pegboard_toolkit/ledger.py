@@ -106,6 +106,7 @@ class ReadLedger:
         partial_view: bool = False,
         digest: str | None = None,
         resolved: bool = False,
+        seen: os.stat_result | None = None,
     ) -> LedgerEntry | None:
         """Note a read of ``path``: the whole file, or lines ``first_line``..``last_line``.
 
@@ -113,13 +114,18 @@ class ReadLedger:
         kept (so Edit can say "read partially") but does not count as a read. A range read
         adds to what was read before, while the file is unchanged. ``resolved=True`` says
         ``path`` comes from ``pegboard.resolve_path`` for a file that exists, so it is its
-        own key already.
+        own key already. ``seen`` is the file's ``os.stat`` taken before its content was
+        read (by default the file is looked at now): a change between that look and the read
+        then makes the entry stale, never an old picture look current.
         """
         key = str(path) if resolved else _key(path)
-        try:
-            st = os.stat(key)
-        except OSError:
-            return None
+        if seen is not None:
+            st = seen
+        else:
+            try:
+                st = os.stat(key)
+            except OSError:
+                return None
 
         def merge(old: LedgerEntry | None) -> LedgerEntry:
             same = old is not None and old.size == st.st_size and old.mtime_ns == st.st_mtime_ns

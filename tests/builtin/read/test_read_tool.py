@@ -376,3 +376,18 @@ def test_a_credential_in_the_file_is_redacted_in_the_text_and_in_the_structured_
     assert key not in result.text and "[REDACTED]" in result.text
     assert result.structured is not None and key not in str(result.structured)
     assert "[REDACTED]" in result.structured["content"]
+
+
+async def test_a_file_changed_between_its_stat_and_its_read_counts_as_stale(tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    f.write_text("before\n")
+    before = os.stat(f)
+    f.write_text("after, longer\n")
+    pb = isolated_pegboard(pegboard_read, cwd=tmp_path)
+    async with pb.session() as session:
+        ledger = ReadLedger(session)
+        ledger.record_read(f, whole=True, seen=before)
+        stale = ledger.require_fresh(f)
+        assert stale is not None and stale.kind == "stale_read"
+        ledger.record_read(f, whole=True)
+        assert ledger.require_fresh(f) is None
