@@ -36,6 +36,40 @@ class HookError:
         return {"hook": self.hook, "plugin": self.plugin, "error": self.error}
 
 
+class _Answers:
+    """``(plugin name, answer)`` for each implementation that answered, asked one at a time as
+    the caller iterates (a caller that stops early asks no more). A class, not an async
+    generator: the loop keeps no record of it, and a plain answer costs no coroutine."""
+
+    __slots__ = ("errors", "hook_name", "impls", "kwargs", "next")
+
+    def __init__(self, impls: list[Any], hook_name: str, errors: list[HookError], kwargs: dict[str, Any]) -> None:
+        self.impls = impls
+        self.hook_name = hook_name
+        self.errors = errors
+        self.kwargs = kwargs
+        self.next = 0
+
+    def __aiter__(self) -> _Answers:
+        return self
+
+    async def __anext__(self) -> tuple[str, Any]:
+        impls = self.impls
+        while self.next < len(impls):
+            impl = impls[self.next]
+            self.next += 1
+            try:
+                value = _invoke(impl, self.kwargs)
+                if value is not None and _awaitable(value):
+                    value = await resolve(value)
+            except Exception as exc:
+                self.errors.append(HookError(self.hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
+                continue
+            if value is not None:
+                return impl.plugin_name, value
+        raise StopAsyncIteration
+
+
 class HookRunner:
     """Runs the implementations of one hook in a fixed order.
 
@@ -136,21 +170,7 @@ class HookRunner:
         impls = self.implementations(hook_name)
         if impls:
             self._expect(hook_name, False)
-        return self._answers(impls, hook_name, errors, kwargs)
-
-    async def _answers(
-        self, impls: list[Any], hook_name: str, errors: list[HookError], kwargs: dict[str, Any]
-    ) -> AsyncIterator[tuple[str, Any]]:
-        for impl in impls:
-            try:
-                value = _invoke(impl, kwargs)
-                if value is not None and _awaitable(value):  # a plain answer costs no coroutine
-                    value = await resolve(value)
-            except Exception as exc:
-                errors.append(HookError(hook_name, impl.plugin_name, f"{type(exc).__name__}: {exc}"))
-                continue
-            if value is not None:
-                yield impl.plugin_name, value
+        return _Answers(impls, hook_name, errors, kwargs)
 
     async def first(self, hook_name: str, errors: list[HookError], /, **kwargs: Any) -> Any:
         """The first non-``None`` result, or ``None``."""
@@ -158,7 +178,7 @@ class HookRunner:
         if not impls:
             return None
         self._expect(hook_name, True)
-        async for _plugin, value in self._answers(impls, hook_name, errors, kwargs):
+        async for _plugin, value in _Answers(impls, hook_name, errors, kwargs):
             return value
         return None
 
