@@ -265,6 +265,9 @@ _PIECE = st.sampled_from(["a", "b", "/", ".", "x", ",", "{", "}", "1..3", "c..a"
 @example("a{b}}c,d}")
 @example("x{{a,b}}")
 @example("a{b{c,d}e}f")
+@example("{1..3a},}")
+@example("{a..}x,y}")
+@example("{1..3}x,}")
 def test_brace_expansion_agrees_with_bash(word: str) -> None:
     import subprocess
 

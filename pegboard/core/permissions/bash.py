@@ -324,12 +324,13 @@ def _matching_close(word: str, start: int) -> int | None:
     """The index of the ``}`` that closes the brace expression opened at ``start``, or None.
 
     As bash's scanner does: a ``}`` at the top level closes it only once a top-level comma
-    came or the text so far is a sequence (``a{b}}c,d}`` is ``a`` + ``{b}}c,d}``); a ``{`` at
+    or a ``..`` (not right before a ``}``) came (``a{b}}c,d}`` is ``a`` + ``{b}}c,d}``, and
+    ``{1..3a},}`` closes after ``3a``, which is no sequence, so the word stays as it is); a ``{`` at
     the start of the word followed by ``}`` opens nothing (``{}``, as ``find -exec`` uses)."""
     if start == 0 and word[1:2] == "}":
         return None
     depth = 0
-    commas = False
+    separated = False  # a top-level comma, or a ``..`` not right before a ``}``, came
     for i in range(start + 1, len(word)):
         ch = word[i]
         if ch == "{":
@@ -337,10 +338,10 @@ def _matching_close(word: str, start: int) -> int | None:
         elif ch == "}":
             if depth:
                 depth -= 1
-            elif commas or _SEQUENCE.match(word[start + 1:i]):
+            elif separated:
                 return i
-        elif ch == "," and depth == 0:
-            commas = True
+        elif depth == 0 and (ch == "," or (ch == "." and word[i + 1:i + 2] == "." and word[i + 2:i + 3] != "}")):
+            separated = True
     return None
 
 
