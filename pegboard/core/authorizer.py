@@ -101,14 +101,17 @@ class Authorizer:
             return decision
         return await self.with_hooks(decision, call, ctx, errors)
 
-    def rules_decision(self, call: ToolCall, ctx: ToolContext) -> tuple[PermissionDecision, bool]:
+    def rules_decision(
+        self, call: ToolCall, ctx: ToolContext, model: Any = None
+    ) -> tuple[PermissionDecision, bool]:
         """The rules' answer, narrowed by a subagent's call rules; ``True`` when they narrowed
-        it, so that no ``check_permission`` hook is asked (see :meth:`decide`)."""
+        it, so that no ``check_permission`` hook is asked (see :meth:`decide`). ``model`` is
+        ``call.input`` validated, when the caller knows the two agree."""
         if self._check_call is None:  # imported on the first call: listing tools never loads the engine
             from pegboard.core.permissions.subjects import check_call
 
             self._check_call = check_call
-        decision = self._check_call(self.engine_for(ctx), call.name, call.input, call.tool)
+        decision = self._check_call(self.engine_for(ctx), call.name, call.input, call.tool, model)
         if (narrowed := self.subagent_decision(call, ctx)) is not None:
             return narrowed, True
         return decision, False

@@ -66,6 +66,8 @@ class CallState:
 
     hook_errors: list[HookError] = field(default_factory=list)
     original_input: dict[str, Any] | None = None
+    #: the validated input after the pre_tool_use hooks (what the tool will get)
+    model: BaseModel | None = None
     additional_context: list[str] = field(default_factory=list)
     system_messages: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -246,6 +248,7 @@ class CallPipeline:
                 state.original_input = dict(call.input)
             if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
                 model = await self.pre_tool_use(call, model, context, state)
+            state.model = model
             await self.authorize(call, context, state, approver)
             if (exposed or self._approver_saw(state, approver)) and _input_moved(call, model, state):
                 model = validate_input(tool, call.input)
@@ -389,7 +392,8 @@ class CallPipeline:
     async def rule_decision(self, call: ToolCall, ctx: ToolContext, state: CallState) -> PermissionDecision:
         """The Authorizer's answer for the input as it is now and, when a hook rewrote it, for
         the input as the model sent it: a rewrite must not launder a call that a rule covers."""
-        decision, final = self.authorizer.rules_decision(call, ctx)
+        model = state.model if state.model is not None and _unchanged(call, state) else None
+        decision, final = self.authorizer.rules_decision(call, ctx, model)
         if not final and self.hooks.has("check_permission"):
             decision = await self.authorizer.with_hooks(decision, call, ctx, state.hook_errors)
         if state.original_input is None or state.original_input == call.input:
@@ -640,14 +644,18 @@ class CallPipeline:
 _FLAT = (str, int, float, bool, type(None))
 
 
+def _unchanged(call: ToolCall, state: CallState) -> bool:
+    """Is ``call.input`` still the input as first validated? Known for an input of plain
+    values that equals its copy taken before the hooks ran (a hook's rewrite, or a change
+    made in place, shows as a difference)."""
+    before = state.original_input
+    return before is not None and call.input == before and all(type(v) in _FLAT for v in before.values())
+
+
 def _input_moved(call: ToolCall, model: BaseModel, state: CallState) -> bool:
     """Does ``call.input`` differ from what ``model`` holds (something outside the kernel
-    changed it in place)? An input of plain values equal to its copy taken before the hooks
-    ran is unchanged without dumping the model again."""
-    before = state.original_input
-    if before is not None and call.input == before and all(type(v) in _FLAT for v in before.values()):
-        return False
-    return call.input != dump_input(model)
+    changed it in place)? An unchanged input needs no second dump of the model."""
+    return not _unchanged(call, state) and call.input != dump_input(model)
 
 
 def with_hook_opinion(decision: PermissionDecision, hook: HookDecision | None) -> PermissionDecision:

@@ -20,23 +20,26 @@ if TYPE_CHECKING:
     from pegboard.core.tools import Subjects, Tool
 
 
-def declared_subjects(tool: Tool | None, tool_input: Mapping[str, Any]) -> Subjects | None:
+def declared_subjects(tool: Tool | None, tool_input: Mapping[str, Any], model: Any = None) -> Subjects | None:
     """The subjects ``tool`` declares for this input, or ``None`` (no declaration, or an
-    input its model rejects: the engine then judges the input as sent)."""
+    input its model rejects: the engine then judges the input as sent). ``model`` is the
+    input already validated, when the caller knows it holds exactly ``tool_input``."""
     if tool is None or tool.permission_subjects is None:
         return None
     try:
-        model = tool.input_model.model_validate(dict(tool_input))
+        if model is None:
+            model = tool.input_model.model_validate(dict(tool_input))
         return tool.permission_subjects(model)
     except Exception:
         return None
 
 
 def check_call(
-    engine: PermissionEngine, name: str, tool_input: Mapping[str, Any], tool: Tool | None
+    engine: PermissionEngine, name: str, tool_input: Mapping[str, Any], tool: Tool | None, model: Any = None
 ) -> PermissionDecision:
-    """The engine's decision for one call, by declared subjects where the tool has them."""
-    subjects = declared_subjects(tool, tool_input)
+    """The engine's decision for one call, by declared subjects where the tool has them
+    (``model``: the input validated, when it is known to hold exactly ``tool_input``)."""
+    subjects = declared_subjects(tool, tool_input, model)
     if subjects is None or tool is None:
         return engine.check(name, tool_input, tool)
     base = dict(tool_input)
