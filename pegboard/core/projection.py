@@ -27,6 +27,9 @@ def cut_note(ref: str, limit: int, total: int, reader: str | None = None) -> str
     return f"[Result cut to {limit:,} of {total:,} characters. The whole result is kept as {ref}: {how}]"
 
 
+_ATOMS = frozenset({int, float, bool, type(None)})
+
+
 def redact_value(value: Any, secrets: list[str]) -> Any:
     """``value`` (a structured result: dicts, lists, strings ...) with every string redacted;
     the very same object when nothing in it changed, so a clean result is not copied.
@@ -45,16 +48,27 @@ def redact_value(value: Any, secrets: list[str]) -> Any:
 
 
 def _collect(value: Any, into: list[str]) -> None:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         into.append(value)
-    elif isinstance(value, dict):
+    elif kind is dict:
         for key, item in value.items():
-            if isinstance(key, str):
+            if type(key) is str or isinstance(key, str):
                 into.append(key)
-            _collect(item, into)
-    elif isinstance(value, list | tuple):
+            if type(item) is str:
+                into.append(item)
+            elif type(item) not in _ATOMS:
+                _collect(item, into)
+    elif kind is list or kind is tuple:
         for item in value:
-            _collect(item, into)
+            if type(item) is str:
+                into.append(item)
+            elif type(item) not in _ATOMS:
+                _collect(item, into)
+    elif isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict | list | tuple):
+        _collect(dict(value) if isinstance(value, dict) else list(value), into)
 
 
 def _redacted(value: Any, secrets: list[str]) -> Any:
