@@ -339,6 +339,8 @@ class CallPipeline:
                 model = self._revalidate(call, decision, plugin)
             if decision.decision == "deny" or not decision.continue_:
                 break
+        if not decisions:  # every hook passed
+            return model
         combined = strongest_hook_decision(decisions)
         state.hook_decision = combined
         stopped = next((d for d in decisions if not d.continue_), None)

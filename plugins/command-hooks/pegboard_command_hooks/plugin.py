@@ -19,6 +19,7 @@ from pegboard import (
     ToolResult,
     hookimpl,
 )
+from pegboard_command_hooks.config import has_handlers  # light: config sections load it anyway
 
 if TYPE_CHECKING:
     from pegboard import Pegboard
@@ -42,8 +43,6 @@ def _tool_event(
     With no handler for the event it answers ``None`` at once, not an awaitable: a call pays
     no coroutine for hooks nobody configured.
     """
-    from pegboard_command_hooks.config import has_handlers
-
     if not has_handlers(context, event):
         return None
     return _run_tool_event(event, call, context, fields)
