@@ -21,7 +21,11 @@ def _awaitable(value: Any) -> bool:
 
 def _invoke(impl: Any, kwargs: dict[str, Any]) -> Any:
     """Call one implementation with the arguments it names (pluggy's convention)."""
-    return impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+    try:
+        args = [kwargs[a] for a in impl.argnames]
+    except KeyError:  # it names one the caller does not pass: it gets the others, by name
+        return impl.function(**{a: kwargs[a] for a in impl.argnames if a in kwargs})
+    return impl.function(*args)
 
 
 @dataclass(frozen=True)
