@@ -96,7 +96,7 @@ def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]
     Strict function schemas (OpenAI) make every field required and optional ones nullable,
     so models send ``null`` where they mean "use the default".
     """
-    if not any(v is None for v in raw.values()):
+    if None not in raw.values():
         return raw
     fields = tool.input_model.model_fields
     nulls = [k for k, v in raw.items() if v is None and k in fields and not fields[k].is_required()]
@@ -637,13 +637,14 @@ class CallPipeline:
             extra["permission"] = state.permission.to_json()
         if not extra:
             return result
-        if any(result is f for f in state.foreign):
-            return result.model_copy(update={"metadata": {**result.metadata, **extra}})
+        for handed in state.foreign:
+            if result is handed:
+                return result.model_copy(update={"metadata": {**result.metadata, **extra}})
         result.metadata = {**result.metadata, **extra}
         return result
 
 
-_FLAT = (str, int, float, bool, type(None))
+_FLAT = frozenset({str, int, float, bool, type(None)})
 
 
 def _unchanged(call: ToolCall, state: CallState) -> bool:
@@ -651,7 +652,7 @@ def _unchanged(call: ToolCall, state: CallState) -> bool:
     values that equals its copy taken before the hooks ran (a hook's rewrite, or a change
     made in place, shows as a difference)."""
     before = state.original_input
-    return before is not None and call.input == before and all(type(v) in _FLAT for v in before.values())
+    return before is not None and call.input == before and _FLAT.issuperset(map(type, before.values()))
 
 
 def _input_moved(call: ToolCall, model: BaseModel, state: CallState) -> bool:

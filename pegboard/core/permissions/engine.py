@@ -611,7 +611,7 @@ class PermissionEngine:
         except TypeError:
             return None
         raws, _complete = self._input_paths("read", name, data)
-        resolved = tuple(self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws)
+        resolved = tuple([self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws])
         return (id(tool), _constant_key(tool), name, fields, resolved)
 
     @staticmethod
