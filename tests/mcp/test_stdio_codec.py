@@ -1,4 +1,5 @@
-"""The stdio server's line codec: orjson where it can, the standard library where it cannot.
+"""The stdio server's line codec: lines are written by orjson, with the standard encoder for
+what orjson refuses, and read by the standard decoder.
 
 Whatever the server read before it still reads (``NaN``, integers past 64 bits, lone
 surrogate escapes), a line that is not JSON gets the standard decoder's message, and what it
@@ -49,6 +50,9 @@ def test_a_read_line_is_what_the_standard_decoder_reads(value: Any) -> None:
 def test_what_orjson_refuses_is_read_and_written_as_before() -> None:
     big = 2**70
     assert _loads(b'{"id": %d}' % big) == {"id": big}
+    for edge in (-(2**63) - 1, 2**64, -(2**63), 2**64 - 1):
+        assert _loads(b'{"id": %d}' % edge) == {"id": edge}
+        assert json.loads(_dumps({"id": edge})) == {"id": edge}
     assert math.isnan(_loads(b'{"x": NaN}')["x"])
     assert _loads(b'"\\ud800"') == "\ud800"
     assert json.loads(_dumps({"id": big})) == {"id": big}
