@@ -131,7 +131,8 @@ MAX_LINKS_PER_PATH = 1000
 class CallPaths:
     """The paths one tool call has resolved, so each existing path is resolved once per call.
 
-    The pipeline opens one for each call (``CALL_PATHS``): the path fields made absolute, the
+    The pipeline opens one for each call of a tool that declares path fields or permission
+    subjects (``CALL_PATHS``): the path fields made absolute, the
     permission rules and the tool itself then act on the same file, and a link swapped
     between the check and the tool's own resolution cannot move the tool elsewhere. Only
     paths that exist whole are kept (the kernel resolved them). Closed when the call ends,

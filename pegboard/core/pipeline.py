@@ -212,63 +212,56 @@ class CallPipeline:
         """Run one call. ``availability`` is a tool and the answer its check just gave, which
         the caller may pass so the check does not run twice."""
         state = CallState()
-        paths = CallPaths()
-        scope = CALL_PATHS.set(paths)
+        paths: CallPaths | None = None
+        scope: Any = None
         try:
-            return await self._run(name, raw_input, context, state, enabled, approver, disabled, availability)
+            session = context.session
+            if session is not None:
+                session.current_run = context.tool_use_id or f"run-{id(state):x}"
+                if session.has_listeners("call_started"):
+                    session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
+            try:
+                tool = self.resolve(name, enabled, disabled or {}, availability)
+                if tool.path_fields or tool.permission_subjects is not None:
+                    paths = CallPaths()  # each existing path is resolved once in this call
+                    scope = CALL_PATHS.set(paths)
+                context.tool = tool.name
+                context.requested_name = name
+                model = validate_input(tool, raw_input)
+                model = absolutize_paths(tool, model, context)
+                call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
+                exposed = self._input_exposed(tool)
+                if exposed:  # else nothing outside the kernel sees the input before it runs
+                    state.original_input = dict(call.input)
+                if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
+                    model = await self.pre_tool_use(call, model, context, state)
+                state.model = model
+                await self.authorize(call, context, state, approver)
+                if (exposed or self._approver_saw(state, approver)) and _input_moved(call, model, state):
+                    model = validate_input(tool, call.input)
+                result = await self.execute(call, model, context, state)
+                if self.hooks.has("post_tool_use"):
+                    result = await self.post_tool_use(call, result, context, state)
+                result = self.project(tool, result, context, enabled)
+            except CallRefused as refused:
+                result = refused.result
+            except Exception as exc:  # a kernel bug must still not crash the host
+                result = ToolResult.refusal(
+                    Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}"
+                )
+            result = self.finish(result, state)
+            if session is not None and session.has_listeners("call_finished"):
+                session.emit(
+                    "call_finished",
+                    {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
+                    tool_use_id=context.tool_use_id,
+                    tool=context.tool or name,
+                )
+            return result
         finally:
-            paths.close()
-            CALL_PATHS.reset(scope)
-
-    async def _run(
-        self,
-        name: str,
-        raw_input: Any,
-        context: ToolContext,
-        state: CallState,
-        enabled: set[str] | None,
-        approver: Approver | None,
-        disabled: Mapping[str, str] | None,
-        availability: tuple[Tool, str | None] | None,
-    ) -> ToolResult:
-        session = context.session
-        if session is not None:
-            session.current_run = context.tool_use_id or f"run-{id(state):x}"
-            if session.has_listeners("call_started"):
-                session.emit("call_started", {"name": name}, tool_use_id=context.tool_use_id, tool=name)
-        try:
-            tool = self.resolve(name, enabled, disabled or {}, availability)
-            context.tool = tool.name
-            context.requested_name = name
-            model = validate_input(tool, raw_input)
-            model = absolutize_paths(tool, model, context)
-            call = ToolCall(tool, dump_input(model), requested_name=name, tool_use_id=context.tool_use_id)
-            exposed = self._input_exposed(tool)
-            if exposed:  # else nothing outside the kernel sees the input before it runs
-                state.original_input = dict(call.input)
-            if self.hooks.has("pre_tool_use"):  # a hook step nobody implements costs no coroutine
-                model = await self.pre_tool_use(call, model, context, state)
-            state.model = model
-            await self.authorize(call, context, state, approver)
-            if (exposed or self._approver_saw(state, approver)) and _input_moved(call, model, state):
-                model = validate_input(tool, call.input)
-            result = await self.execute(call, model, context, state)
-            if self.hooks.has("post_tool_use"):
-                result = await self.post_tool_use(call, result, context, state)
-            result = self.project(tool, result, context, enabled)
-        except CallRefused as refused:
-            result = refused.result
-        except Exception as exc:  # a kernel bug must still not crash the host
-            result = ToolResult.refusal(Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}")
-        result = self.finish(result, state)
-        if session is not None and session.has_listeners("call_finished"):
-            session.emit(
-                "call_finished",
-                {"name": context.tool or name, "is_error": result.is_error, "reason": result.reason},
-                tool_use_id=context.tool_use_id,
-                tool=context.tool or name,
-            )
-        return result
+            if paths is not None:
+                paths.close()
+                CALL_PATHS.reset(scope)
 
     def _input_exposed(self, tool: Tool) -> bool:
         """Could code outside the kernel change ``call.input`` in place before the tool runs?
