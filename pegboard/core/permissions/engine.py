@@ -156,6 +156,8 @@ class PermissionEngine:
         #: per tool (by id): its decision when no rule looks at the input (see _check)
         self._constant: dict[int, tuple[Tool, tuple[Any, ...], PermissionDecision]] = {}
         self._reads: dict[tuple[Any, ...], tuple[Tool, PermissionDecision]] = {}
+        #: per tool: its name, family, kind and the rules that apply to it (fixed for this engine)
+        self._shapes: dict[int, tuple[Tool, tuple[Any, ...], tuple[str, str, fam.Kind, _View]]] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
         self._precompile()
         read_view = self._view("Read", "Read", "read", None)
@@ -573,23 +575,37 @@ class PermissionEngine:
         return decision.model_copy(update={"hard": True}) if hard else decision
 
     def _check(self, tool_name: str, tool_input: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
-        if tool is not None:
-            known = self._constant.get(id(tool))
-            if known is not None and known[0] is tool and known[1] == _constant_key(tool):
-                return known[2]
-        tool = tool or self.families.installed(str(tool_name))
-        name = tool.name if tool is not None else (self.families.canonical(str(tool_name)) or str(tool_name))
-        family = self.families.family_of(name, tool)
-        kind = fam.kind_of(family)
         data: Mapping[str, Any] = tool_input if isinstance(tool_input, Mapping) else {}
-        view = self._view(name, family, kind, tool)
-        if tool is not None and self._input_blind(view, kind, tool):
+        if tool is None:
+            found = self.families.installed(str(tool_name))
+            if found is None:
+                name = self.families.canonical(str(tool_name)) or str(tool_name)
+                family = self.families.family_of(name, None)
+                kind = fam.kind_of(family)
+                return self._decide(self._view(name, family, kind, None), name, kind, data, None)
+            tool = found
+        shape = _constant_key(tool)
+        known = self._constant.get(id(tool))
+        if known is not None and known[0] is tool and known[1] == shape:
+            return known[2]
+        seen = self._shapes.get(id(tool))
+        if seen is not None and seen[0] is tool and seen[1] == shape:
+            name, family, kind, view = seen[2]
+        else:
+            name = tool.name
+            family = self.families.family_of(name, tool)
+            kind = fam.kind_of(family)
+            view = self._view(name, family, kind, tool)
+            if len(self._shapes) >= _MAX_CONSTANT:
+                self._shapes.clear()
+            self._shapes[id(tool)] = (tool, shape, (name, family, kind, view))
+        if self._input_blind(view, kind, tool):
             decision = self._decide(view, name, kind, data, tool)
             if len(self._constant) >= _MAX_CONSTANT:
                 self._constant.clear()
-            self._constant[id(tool)] = (tool, _constant_key(tool), decision)
+            self._constant[id(tool)] = (tool, shape, decision)
             return decision
-        if kind == "read" and tool is not None and (key := self._read_key(name, data, tool)) is not None:
+        if kind == "read" and (key := self._read_key(name, data, tool, shape)) is not None:
             hit = self._reads.get(key)
             if hit is not None and hit[0] is tool:
                 return hit[1]
@@ -600,7 +616,9 @@ class PermissionEngine:
             return decision
         return self._decide(view, name, kind, data, tool)
 
-    def _read_key(self, name: str, data: Mapping[str, Any], tool: Tool) -> tuple[Any, ...] | None:
+    def _read_key(
+        self, name: str, data: Mapping[str, Any], tool: Tool, shape: tuple[Any, ...]
+    ) -> tuple[Any, ...] | None:
         """What a read-family decision rests on: the tool, the whole input and where each of
         its paths resolves now (the rules, mode and directories are fixed for this engine).
         A read of the same file is then decided once while no link on its way changes.
@@ -612,7 +630,7 @@ class PermissionEngine:
             return None
         raws, _complete = self._input_paths("read", name, data)
         resolved = tuple([self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws])
-        return (id(tool), _constant_key(tool), name, fields, resolved)
+        return (id(tool), shape, name, fields, resolved)
 
     @staticmethod
     def _input_blind(view: _View, kind: str, tool: Tool) -> bool:
