@@ -457,9 +457,9 @@ class Session:
     # -- calls -----------------------------------------------------------------------------
     async def call(self, name: str, tool_input: Any = None, *, tool_use_id: str | None = None) -> ToolResult:
         """Run one call through the whole pipeline. Never raises for anything a caller sends."""
-        from pegboard.core.results import ToolResult
-
         if self._closed:
+            from pegboard.core.results import ToolResult
+
             return ToolResult.refusal("tool_error", f"session {self.id} is closed; open it again to make calls")
         return await self.pegboard._call_in_session(self, name, tool_input, tool_use_id=tool_use_id)
 
