@@ -36,10 +36,11 @@ def _text(value: object, what: str) -> str:
         raise InvalidPathError(f"{what} must be text, not bytes")
     if "\x00" in text:
         raise InvalidPathError(f"{what} {text!r} contains a NUL byte")
-    try:
-        text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        raise InvalidPathError(f"{what} {text!r} contains a character no file name can hold") from None
+    if not text.isascii():  # ASCII always encodes
+        try:
+            text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raise InvalidPathError(f"{what} {text!r} contains a character no file name can hold") from None
     return text
 
 
