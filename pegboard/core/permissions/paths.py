@@ -124,7 +124,7 @@ def absolute(raw: str, base: str, home: str, windows: bool = False) -> str:
     expanded = expand_tilde(p, home, base) if p.startswith("~") else None
     if expanded is not None:
         p = expanded
-    else:
+    elif p.startswith("$"):
         p = _HOME_VAR.sub(lambda _m: home, p, count=1)
     if not p.startswith("/"):
         p = base.rstrip("/") + "/" + p
