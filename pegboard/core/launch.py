@@ -46,7 +46,7 @@ def project_cwd(argv: Sequence[str]) -> str | None:
         if name not in valued:
             return None
         if not eq:
-            if not rest:
+            if not rest or rest[0].startswith("-"):  # a value that looks like an option: the normal way
                 return None
             value = rest.pop(0)
         if name == "--cwd":
