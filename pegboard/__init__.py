@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
         host_service_reason,
         unavailable_without,
     )
-    from pegboard.core.markers import event_kinds, hookimpl, hookspec
+    from pegboard.core.markers import active_when, event_kinds, hookimpl, hookspec
     from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.plugins import PluginInfo
     from pegboard.core.policy import PolicyResult, ToolDecision
@@ -134,6 +134,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "unavailable_without",
     ),
     "pegboard.core.markers": (
+        "active_when",
         "event_kinds",
         "hookimpl",
         "hookspec",

@@ -82,7 +82,7 @@ class Pegboard:
         self._default_timeout = default_timeout
         self._pm = new_plugin_manager()
         self.registry = Registry()
-        self.hooks = HookRunner(self._pm)
+        self.hooks = HookRunner(self._pm, owner=self)
         loader = PluginLoader(
             self._pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
         )
@@ -133,6 +133,7 @@ class Pegboard:
         if notices:
             loaded = load_layers(narrowed)
             self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self.hooks.forget()  # ``active_when`` predicates may read the config
             self.warnings.extend(notices)
         errors, section_warnings = section_problems(self.layers, sections)
         if errors:

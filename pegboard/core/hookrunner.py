@@ -87,8 +87,10 @@ class HookRunner:
     site cannot drift from its hook's declaration.
     """
 
-    def __init__(self, pm: pluggy.PluginManager) -> None:
+    def __init__(self, pm: pluggy.PluginManager, owner: Any = None) -> None:
         self.pm = pm
+        #: the Pegboard that ``active_when`` predicates are asked about (none: every one is in)
+        self.owner = owner
         self._order: dict[str, list[Any]] = {}
         self._any: dict[tuple[str, ...], bool] = {}
         self._firstresult: dict[str, bool] = {}
@@ -96,9 +98,10 @@ class HookRunner:
         listeners = getattr(pm, "on_change", None)
         self._cached = listeners is not None  # else nothing says when the plugins change
         if listeners is not None:
-            listeners.append(self._forget)
+            listeners.append(self.forget)
 
-    def _forget(self) -> None:
+    def forget(self) -> None:
+        """Work the order of every hook out again (the plugins or the owner's config changed)."""
         self._order.clear()
         self._any.clear()
         self._listeners.clear()
@@ -113,6 +116,8 @@ class HookRunner:
 
     def _ordered(self, hook_name: str) -> list[Any]:
         impls: list[Any] = getattr(self.pm.hook, hook_name).get_hookimpls()
+        if self.owner is not None:
+            impls = [i for i in impls if self._active(i)]
         if len(impls) < 2:
             return impls
         first = [i for i in impls if i.tryfirst]
@@ -141,6 +146,17 @@ class HookRunner:
         if listeners:
             for _answer in self._answers_sync(listeners, "on_event", errors, kwargs):
                 pass
+
+    def _active(self, impl: Any) -> bool:
+        from pegboard.core.markers import ACTIVE_WHEN_ATTR
+
+        predicate = getattr(impl.function, ACTIVE_WHEN_ATTR, None)
+        if predicate is None:
+            return True
+        try:
+            return bool(predicate(self.owner))
+        except Exception:  # a broken predicate must not drop a hook (it might block calls)
+            return True
 
     def has(self, hook_name: str) -> bool:
         return bool(self.implementations(hook_name))

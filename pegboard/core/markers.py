@@ -34,3 +34,29 @@ def event_kinds(*kinds: str) -> Callable[[F], F]:
         return fn
 
     return mark
+
+
+#: the attribute ``active_when`` sets on a hook implementation
+ACTIVE_WHEN_ATTR = "pegboard_active_when"
+
+
+def active_when(predicate: Callable[[Any], bool]) -> Callable[[F], F]:
+    """Let a Pegboard call a hook implementation only when ``predicate(pegboard)`` is true.
+
+    For an implementation with nothing to do under some configurations (no handler set up
+    for its event): it then costs a call nothing. The predicate is asked once per Pegboard
+    (whose config is fixed for its life) and again when plugins are registered or removed;
+    one that raises leaves the implementation in, so a broken predicate never drops a hook::
+
+        @hookimpl
+        @active_when(lambda pegboard: "audit" in pegboard.config.model_extra)
+        def pre_tool_use(call, context): ...
+    """
+    if not callable(predicate):
+        raise TypeError("active_when needs a function of the Pegboard")
+
+    def mark(fn: F) -> F:
+        setattr(fn, ACTIVE_WHEN_ATTR, predicate)
+        return fn
+
+    return mark

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pegboard import HookDecision, PermissionUpdate, Reason, Tool, ToolContext, event_kinds, hookimpl
+from pegboard import HookDecision, PermissionUpdate, Reason, Tool, ToolContext, active_when, event_kinds, hookimpl
 from pegboard.testing import isolated_pegboard
 from tests.kernel.toolkit import ALL_TOOLS, ToolsPlugin, plugin_with_hooks
 
@@ -256,3 +256,57 @@ def test_event_kinds_needs_kind_names() -> None:
     for bad in ((), ("",), (3,)):
         with pytest.raises(ValueError, match="event kind"):
             event_kinds(*bad)
+
+
+async def test_an_implementation_marked_active_when_runs_only_where_its_predicate_holds() -> None:
+    class Off:
+        calls = 0
+
+        @hookimpl
+        @active_when(lambda pegboard: "audit" in pegboard.config.model_extra)
+        def pre_tool_use(self, call: Any) -> None:
+            type(self).calls += 1
+
+    quiet = board()
+    quiet._pm.register(Off(), name="off")
+    assert not quiet.hooks.has("pre_tool_use")
+    await quiet.call("Echo", {"text": "a"})
+    assert Off.calls == 0
+    loud = board(config={"audit": {"on": True}})
+    loud._pm.register(Off(), name="off")
+    assert loud.hooks.has("pre_tool_use")
+    await loud.call("Echo", {"text": "b"})
+    assert Off.calls == 1
+
+
+async def test_a_predicate_that_raises_keeps_the_implementation() -> None:
+    pb = board()
+    plugin = Broken()
+    pb._pm.register(plugin, name="broken")
+    await pb.call("Echo", {"text": "a"})
+    assert plugin.calls == 1
+
+
+class Broken:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    @hookimpl
+    @active_when(lambda pegboard: 1 / 0 > 0)
+    def pre_tool_use(self, call: Any) -> None:
+        self.calls += 1
+
+
+def test_active_when_needs_a_function() -> None:
+    with pytest.raises(TypeError, match="function"):
+        active_when("yes")  # type: ignore[arg-type]
+
+
+def test_command_hooks_cost_nothing_where_no_handler_is_set(tmp_path: Path) -> None:
+    import pegboard_command_hooks
+
+    quiet = isolated_pegboard(pegboard_command_hooks, cwd=tmp_path)
+    assert not quiet.hooks.has("pre_tool_use") and not quiet.hooks.has("post_tool_use")
+    handler = {"matcher": "*", "hooks": [{"type": "command", "command": "true"}]}
+    loud = isolated_pegboard(pegboard_command_hooks, cwd=tmp_path, config={"hooks": {"PreToolUse": [handler]}})
+    assert loud.hooks.has("pre_tool_use") and not loud.hooks.has("post_tool_use")

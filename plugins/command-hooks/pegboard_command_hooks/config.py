@@ -310,6 +310,11 @@ def configured(ctx: ToolContext) -> tuple[dict[str, list[Handler]], list[str]]:
     return by_event, allow
 
 
+def configured_events(pegboard: Any) -> set[str]:
+    """The events that ``pegboard``'s config sets handlers for (what a call may have to run)."""
+    return set(_parse(pegboard.layers)[0])
+
+
 def has_handlers(ctx: ToolContext, event: str) -> bool:
     return bool(configured(ctx)[0].get(event))
 

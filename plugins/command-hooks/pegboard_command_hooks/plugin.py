@@ -17,9 +17,10 @@ from pegboard import (
     ToolCall,
     ToolContext,
     ToolResult,
+    active_when,
     hookimpl,
 )
-from pegboard_command_hooks.config import has_handlers  # light: config sections load it anyway
+from pegboard_command_hooks.config import configured_events, has_handlers  # light: loaded for the config sections
 
 if TYPE_CHECKING:
     from pegboard import Pegboard
@@ -59,12 +60,14 @@ async def _run_tool_event(
 
 
 @hookimpl
+@active_when(lambda pegboard: "PreToolUse" in configured_events(pegboard))
 def pre_tool_use(call: ToolCall, context: ToolContext) -> Awaitable[HookDecision | None] | None:
     """``PreToolUse`` handlers: may block, ask, defer, allow or rewrite the input."""
     return _tool_event("PreToolUse", call, context)
 
 
 @hookimpl
+@active_when(lambda pegboard: "PermissionRequest" in configured_events(pegboard))
 def permission_request(
     call: ToolCall, decision: PermissionDecision, context: ToolContext
 ) -> Awaitable[HookDecision | None] | None:
@@ -73,6 +76,7 @@ def permission_request(
 
 
 @hookimpl
+@active_when(lambda pegboard: "PostToolUse" in configured_events(pegboard))
 def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> Awaitable[HookDecision | None] | None:
     """``PostToolUse`` handlers: may add context, replace the output or block (add a reason)."""
 
@@ -85,6 +89,7 @@ def post_tool_use(call: ToolCall, result: ToolResult, context: ToolContext) -> A
 
 
 @hookimpl
+@active_when(lambda pegboard: "PostToolUseFailure" in configured_events(pegboard))
 def post_tool_use_failure(
     call: ToolCall, error: BaseException, context: ToolContext
 ) -> Awaitable[HookDecision | None] | None:
