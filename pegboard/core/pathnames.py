@@ -280,15 +280,7 @@ def resolve_path(
     lexically, and ``..`` never climbs above ``/``. Odd input (empty, a NUL byte, bytes,
     an unencodable character) raises ``InvalidPathError``, a ``ValueError``.
     """
-    known = _call_paths() if isinstance(path, str) else None
-    key = ("path", path, cwd, home, oldpwd)
-    if known is not None and isinstance(hit := known.get(key), Path):
-        return hit
-    text = resolve_text(path, cwd, home, oldpwd=oldpwd)
-    resolved = Path(text)
-    if known is not None and text in known:  # it exists whole: the call keeps it
-        known[key] = resolved
-    return resolved
+    return Path(resolve_text(path, cwd, home, oldpwd=oldpwd))
 
 
 def resolve_text(
@@ -300,7 +292,7 @@ def resolve_text(
 ) -> str:
     """:func:`resolve_path` as a string, for the kernel's own use (no ``Path`` is built)."""
     known = _call_paths() if isinstance(path, str) else None
-    key = ("text", path, cwd, home, oldpwd)
+    key = (path, cwd, home, oldpwd)
     if known is not None and isinstance(hit := known.get(key), str):
         return hit
     p = _text(path, "path")
