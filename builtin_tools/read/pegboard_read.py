@@ -199,7 +199,7 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
             f"{path} is not a regular file (a device, pipe or socket); Read does not read those", "device_file"
         )
     try:
-        head = _head(path)
+        head = _prefix(path, SNIFF_BYTES)
     except PermissionError:
         return _fail(f"Permission denied: cannot read {path}", "permission_denied")
     except OSError as exc:
@@ -239,15 +239,15 @@ async def read(input: ReadInput, ctx: ToolContext) -> ToolResult:
     return result
 
 
-def _head(path: Path) -> bytes:
-    """The first ``SNIFF_BYTES`` of ``path`` (all of a smaller file), read with plain system
+def _prefix(path: Path, size: int) -> bytes:
+    """The first ``size`` bytes of ``path`` (all of a smaller file), read with plain system
     calls: a Read of a small file needs no buffered file object."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        head = os.read(fd, SNIFF_BYTES)
-        while head and len(head) < SNIFF_BYTES and (more := os.read(fd, SNIFF_BYTES - len(head))):
-            head += more  # a short read is not the end of the file; an empty one is
-        return head
+        data = os.read(fd, size)
+        while data and len(data) < size and (more := os.read(fd, size - len(data))):
+            data += more  # a short read is not the end of the file; an empty one is
+        return data
     finally:
         os.close(fd)
 
@@ -255,8 +255,7 @@ def _head(path: Path) -> bytes:
 def _whole(path: Path) -> bytes | None:
     """A small file's bytes; ``None`` when it grew past ``SMALL_TEXT_BYTES`` or cannot be read."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(SMALL_TEXT_BYTES + 1)
+        data = _prefix(path, SMALL_TEXT_BYTES + 1)
     except OSError:
         return None  # the line index reports it
     return data if len(data) <= SMALL_TEXT_BYTES else None
