@@ -53,7 +53,7 @@ def _collect(value: Any, into: list[str]) -> None:
         into.append(value)
     elif kind is dict:
         for key, item in value.items():
-            if type(key) is str or isinstance(key, str):
+            if isinstance(key, str):
                 into.append(key)
             if type(item) is str:
                 into.append(item)

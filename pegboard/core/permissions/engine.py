@@ -580,9 +580,8 @@ class PermissionEngine:
             found = self.families.installed(str(tool_name))
             if found is None:
                 name = self.families.canonical(str(tool_name)) or str(tool_name)
-                family = self.families.family_of(name, None)
-                kind = fam.kind_of(family)
-                return self._decide(self._view(name, family, kind, None), name, kind, data, None)
+                family, kind, view = self._rules_for(name, None)
+                return self._decide(view, name, kind, data, None)
             tool = found
         shape = _constant_key(tool)
         known = self._constant.get(id(tool))
@@ -593,9 +592,7 @@ class PermissionEngine:
             name, family, kind, view = seen[2]
         else:
             name = tool.name
-            family = self.families.family_of(name, tool)
-            kind = fam.kind_of(family)
-            view = self._view(name, family, kind, tool)
+            family, kind, view = self._rules_for(name, tool)
             if len(self._shapes) >= _MAX_CONSTANT:
                 self._shapes.clear()
             self._shapes[id(tool)] = (tool, shape, (name, family, kind, view))
@@ -615,6 +612,12 @@ class PermissionEngine:
             self._reads[key] = (tool, decision)
             return decision
         return self._decide(view, name, kind, data, tool)
+
+    def _rules_for(self, name: str, tool: Tool | None) -> tuple[str, fam.Kind, _View]:
+        """The family and kind of ``name`` and the rules that apply to it."""
+        family = self.families.family_of(name, tool)
+        kind = fam.kind_of(family)
+        return family, kind, self._view(name, family, kind, tool)
 
     def _read_key(
         self, name: str, data: Mapping[str, Any], tool: Tool, shape: tuple[Any, ...]
