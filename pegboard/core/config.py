@@ -425,10 +425,6 @@ def managed_config_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get(MANAGED_DIR_ENV) or "/etc/pegboard")
 
 
-def _files(directory: Path, stem: str) -> list[Path]:
-    return [p for s in CONFIG_SUFFIXES if (p := directory / f"{stem}{s}").is_file()]
-
-
 def default_layer() -> ConfigLayer:
     """The embedded default configuration shipped inside the kernel."""
     text = resources.files("pegboard.core").joinpath("default_config.toml").read_text(encoding="utf-8")
@@ -443,6 +439,59 @@ def default_profile() -> str | None:
     return profile.strip() if isinstance(profile, str) and profile.strip() else None
 
 
+@dataclass(frozen=True)
+class ConfigSource:
+    """A file a config layer is read from when it exists; a ``--config`` file must exist."""
+
+    scope: Scope
+    path: Path
+    root: Path
+    required: bool = False
+
+
+PROJECT_SCOPES: tuple[Scope, ...] = ("project", "project-local")
+
+
+def config_sources(
+    cwd: Path,
+    config_files: Sequence[Path] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    include_scopes: bool = True,
+) -> list[ConfigSource]:
+    """Every file :func:`discover_layers` reads in ``cwd``, in precedence order, whether it
+    exists yet or not (a watcher polls the missing ones too)."""
+    sources: list[ConfigSource] = []
+    if include_scopes:
+        root = find_project_root(cwd)
+        user_dir = user_config_dir(env)
+        sources += [ConfigSource("user", user_dir / f"settings{s}", user_dir) for s in CONFIG_SUFFIXES]
+        for scope, stem in (("project", "settings"), ("project-local", "settings.local")):
+            sources += [ConfigSource(scope, root / ".pegboard" / f"{stem}{s}", root) for s in CONFIG_SUFFIXES]  # type: ignore[arg-type]
+    for path in config_files:
+        given = Path(path).expanduser().resolve()
+        sources.append(ConfigSource("cli", given, given.parent, required=True))
+    if include_scopes:
+        managed = managed_config_dir(env)
+        sources += [ConfigSource("managed", managed / f"settings{s}", managed) for s in CONFIG_SUFFIXES]
+    return sources
+
+
+def layers_of(
+    read: Sequence[tuple[ConfigSource, Mapping[str, Any]]], env: Mapping[str, str] | None = None
+) -> list[ConfigLayer]:
+    """The embedded default, then one layer per source read (``(source, data)``, in order);
+    project layers are trusted only when the user trusts the project."""
+    from pegboard.core.trust import is_trusted
+
+    project = next((source.root for source, _data in read if source.scope in PROJECT_SCOPES), None)
+    trusted = is_trusted(project, env) if project is not None else True
+    return [default_layer()] + [
+        ConfigLayer(s.scope, data, s.path, s.root, trusted=trusted if s.scope in PROJECT_SCOPES else True)
+        for s, data in read
+    ]
+
+
 def discover_layers(
     cwd: Path,
     config_files: Sequence[Path] = (),
@@ -451,27 +500,8 @@ def discover_layers(
     include_scopes: bool = True,
 ) -> list[ConfigLayer]:
     """Every layer that applies in ``cwd``: default, user, project, local, ``--config``, managed."""
-    layers = [default_layer()]
-    if include_scopes:
-        from pegboard.core.trust import is_trusted
-
-        root = find_project_root(cwd)
-        user_dir = user_config_dir(env)
-        for path in _files(user_dir, "settings"):
-            layers.append(ConfigLayer("user", read_config_file(path), path, user_dir))
-        project_files = [("project", p) for p in _files(root / ".pegboard", "settings")]
-        project_files += [("project-local", p) for p in _files(root / ".pegboard", "settings.local")]
-        trusted = is_trusted(root, env) if project_files else True
-        for scope, path in project_files:
-            layers.append(ConfigLayer(scope, read_config_file(path), path, root, trusted=trusted))  # type: ignore[arg-type]
-    for path in config_files:
-        path = Path(path).expanduser()
-        layers.append(ConfigLayer("cli", read_config_file(path), path.resolve(), path.resolve().parent))
-    if include_scopes:
-        managed = managed_config_dir(env)
-        for path in _files(managed, "settings"):
-            layers.append(ConfigLayer("managed", read_config_file(path), path, managed))
-    return layers
+    sources = config_sources(cwd, config_files, env=env, include_scopes=include_scopes)
+    return layers_of([(s, read_config_file(s.path)) for s in sources if s.required or s.path.is_file()], env)
 
 
 def load_layers(layers: Sequence[ConfigLayer]) -> LoadedConfig:
