@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.plugins import PluginInfo
     from pegboard.core.policy import PolicyResult, ToolDecision
+    from pegboard.core.protected import ProtectedPath, ProtectedPaths, protected_paths
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.redaction import redact
     from pegboard.core.registration import (
@@ -148,6 +149,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "PolicyResult",
         "ToolDecision",
     ),
+    "pegboard.core.protected": ("protected_paths", "ProtectedPath", "ProtectedPaths"),
     "pegboard.core.providers": ("ProviderPolicy",),
     "pegboard.core.redaction": ("redact",),
     "pegboard.core.registration": (
