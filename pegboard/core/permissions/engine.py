@@ -633,6 +633,8 @@ class PermissionEngine:
             return None
         raws, _complete = self._input_paths("read", name, data)
         resolved = tuple([self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws])
+        if self.decisions.links.active and self.decisions.several_links(resolved):
+            return None  # another name of a covered file may appear at any time: decided afresh
         return (id(tool), shape, name, fields, resolved)
 
     @staticmethod
@@ -761,6 +763,10 @@ class PermissionEngine:
                     shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
                     verb = "denies" if lst == "deny" else "requires a prompt for"
                     out.note(lst, r, f"{r.text} {verb} {name} on {shown}")
+            link = None if out.deny else self.decisions.other_name(resolved or full, kind)
+            if link is not None:
+                verb = "denies" if link.lst == "deny" else "requires a prompt for"
+                out.note(link.lst, link.rule, f"{link.rule.text} {verb} {name} on {lexical}: {link.reason}")
             a = self.decisions.rule(view.path, "allow", lexical, resolved)
             if a is None:
                 allow_ok = False

@@ -6,7 +6,8 @@ directories, whether it is protected; and, for a directory a command walks, whet
 denied file can be reached from it. Reachability uses the tree on disk when it exists
 (bounded), following symlinks when the command does, so ``grep -r x src`` does not ask
 because of a ``.env`` deny that nothing under ``src`` matches, and ``grep -R`` does ask
-when a link under ``src`` leads to a denied file.
+when a link under ``src`` leads to a denied file. A file with several hard links is also
+judged by identity (``inodes``): another name of a covered file is covered too.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import glob as globmod
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pegboard.core.permissions.inodes import CoveredInodes, LinkHit
 from pegboard.core.permissions.paths import PathMatcher, collapse, combine_patterns, inside, is_protected, resolve
 from pegboard.core.permissions.rules import Rule
 
@@ -31,6 +34,7 @@ class FileVerdict:
     allow: Rule | None = None
     protected: bool = False
     inside: bool = True
+    link: LinkHit | None = None  # the deny or ask came from another name of the file (a hard link)
 
 
 @dataclass
@@ -57,6 +61,18 @@ class PathDecisions:
         self.edit = edit
         self.deny_bases = list(deny_bases)
         self._denials: re.Pattern[str] | bool | None = False  # built on first use
+        self.links = CoveredInodes(roots=self._link_roots(), read=dict(read), edit=dict(edit),
+                                   may_cover=self.may_deny)
+        self.links.active = self.links.active and not windows
+
+    def _link_roots(self) -> list[str]:
+        """Where covered files are looked for: the working directories, and each rule's own
+        directory that lies outside them and holds none of them (``~/.ssh``, not ``/``)."""
+        roots = list(self.workdirs)
+        for base, _rule in self.deny_bases:
+            if base != "/" and not any(inside(base, d) or inside(d, base) for d in self.workdirs):
+                roots.append(base)
+        return roots
 
     # -- single paths ----------------------------------------------------------------------
     def resolve(self, path: str) -> str | None:
@@ -88,7 +104,42 @@ class PathDecisions:
                         allow=allow if isinstance(allow, Rule) else None, inside=self.inside(lexical, resolved))
         if write:
             v.protected = is_protected(lexical) or (resolved is not None and is_protected(resolved))
+        if v.deny is None:
+            self._note_link(v, resolved or path, "edit" if write else "read")
         return v
+
+    def other_name(self, path: str, kind: str) -> LinkHit | None:
+        """The deny or ask rule ``path`` (absolute) falls under as another name of a file the
+        ``kind`` (``read`` / ``edit``) rules cover; the one check every file tool shares."""
+        if not self.links.active or self.windows:
+            return None
+        try:
+            return self.links.other_name(path, kind)
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    @staticmethod
+    def several_links(paths: Sequence[str | None]) -> bool:
+        """Whether any of ``paths`` is a regular file with more than one link (or cannot be told)."""
+        for path in paths:
+            if path is None:
+                return True
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            if st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+                return True
+        return False
+
+    def _note_link(self, v: FileVerdict, path: str, kind: str) -> None:
+        hit = self.other_name(path, kind)
+        if hit is None:
+            return
+        if hit.lst == "deny":
+            v.deny, v.link = hit.rule, hit
+        elif v.ask is None:
+            v.ask, v.link = hit.rule, hit
 
     def read_verdict(self, path: str) -> FileVerdict:
         return self.verdict(self.read, path, False)
@@ -126,7 +177,12 @@ class PathDecisions:
                            inside=False)
 
     def is_read_denied(self, lexical: str) -> bool:
-        return self.rule(self.read, "deny", lexical) is not None
+        """A Read deny rule covers ``lexical``, or it may be another name of such a file
+        (a search drops it from its results either way)."""
+        if self.rule(self.read, "deny", lexical) is not None:
+            return True
+        hit = self.other_name(lexical, "read")
+        return hit is not None and (hit.lst == "deny" or hit.name is None)
 
     def deny_under(self, directory: str) -> Rule | None:
         """A Read/Edit deny or ask rule whose pattern could match something under ``directory``."""
@@ -183,6 +239,9 @@ class PathDecisions:
                     if link:
                         real = os.path.realpath(real or lex)
                     rule = self._covered(lex, real)
+                    if rule is None and self.links.active and entry.is_file(follow_symlinks=follow or link):
+                        hit = self.other_name(real or lex, "read")
+                        rule = hit.rule if hit is not None else None
                     if rule is not None and out.deny is None:
                         out.deny = (rule, real or lex)
                     if real is not None and out.outside is None and not self.inside(lex, real):
