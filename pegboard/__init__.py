@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
         user_config_dir,
     )
     from pegboard.core.configcheck import config_problem
+    from pegboard.core.configwatch import ConfigChange, ConfigWatcher
     from pegboard.core.decisions import HookDecision, PermissionDecision, PostToolUseDecision, PreToolUseDecision
     from pegboard.core.deferred import DeferredTools, deferred_tools_note
     from pegboard.core.execution import ExecBackend, ExecError, ExecProcess
@@ -112,6 +113,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "PreToolUseDecision",
     ),
     "pegboard.core.configcheck": ("config_problem",),
+    "pegboard.core.configwatch": ("ConfigChange", "ConfigWatcher"),
     "pegboard.core.deferred": ("DeferredTools", "deferred_tools_note"),
     "pegboard.core.execution": (
         "ExecBackend",

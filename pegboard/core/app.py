@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from pegboard.core.authorizer import Authorizer
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.call import ToolCall
-from pegboard.core.config import ConfigLayer, PegboardConfig, discover_layers, load_layers
+from pegboard.core.config import ConfigLayer, LoadedConfig, PegboardConfig, discover_layers, load_layers
 from pegboard.core.decisions import HookDecision, PermissionDecision
 from pegboard.core.deferred import DeferredTools
 from pegboard.core.hookrunner import HookError, HookRunner
@@ -69,16 +69,18 @@ class Pegboard:
     ) -> None:
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        #: where the layers came from, for a watcher (``None``: given in code, nothing to watch)
+        self._config_files: list[Path] | None = [Path(p) for p in config_files] if layers is None else None
         if layers is None:
-            layers = discover_layers(self.cwd.resolve(), [Path(p) for p in config_files], env=self.env)
-        from pegboard.core.sections import only_narrowing
-
-        layers, trust_notices = only_narrowing(layers)
-        loaded = load_layers(layers)
+            layers = discover_layers(self.cwd.resolve(), self._config_files or [], env=self.env)
+        #: the layers as read, before an untrusted project's widening keys were taken out
+        self._source_layers: list[ConfigLayer] = list(layers)
+        loaded, config_warnings = self._narrowed(layers)
         self._loaded_config = loaded
         self.config: PegboardConfig = loaded.config
         self.layers = loaded.layers
-        self.warnings: list[str] = list(loaded.warnings) + trust_notices
+        self.warnings: list[str] = config_warnings
+        self._config_generation = 0
         self._default_timeout = default_timeout
         self._pm = new_plugin_manager()
         self.registry = Registry()
@@ -91,16 +93,14 @@ class Pegboard:
         loader.load_objects(plugins)
         self.plugins: list[PluginInfo] = loader.infos
         self._settings: dict[str, Any] = {}
-        self._apply_config_sections()
+        loaded, self.warnings = self._with_config_sections(loaded, self.warnings)
+        if loaded is not self._loaded_config:
+            self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+            self.hooks.forget()  # ``active_when`` predicates may read the config
+        self._config_warnings = list(self.warnings)
         failed = [p.name for p in loader.infos if p.status == "failed"]
         self.warnings += [f"plugin {name} failed to load; see pegboard plugins" for name in failed]
-        configured = self.config.redaction
-        named = [self.env[n] for n in configured.secret_env if self.env.get(n)]
-        self.secrets = sorted(
-            {*secret_values(self.env), *(v for v in [*configured.secrets, *named] if len(v) >= 4)},
-            key=len,
-            reverse=True,
-        )
+        self.secrets = self._secrets(self.config)
         self.stash = Stash()
         self._authorizer = Authorizer(self.layers, self.cwd, self.hooks, self.registry)
         self._tool_sources: list[Callable[[], None]] = []
@@ -118,9 +118,22 @@ class Pegboard:
         self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
-    def _apply_config_sections(self) -> None:
+    @staticmethod
+    def _narrowed(layers: Sequence[ConfigLayer]) -> tuple[LoadedConfig, list[str]]:
+        """The layers loaded once an untrusted project lost its kernel widening keys; with the
+        load's warnings and one notice per key taken out."""
+        from pegboard.core.sections import only_narrowing
+
+        narrowed, trust_notices = only_narrowing(layers)
+        loaded = load_layers(narrowed)
+        return loaded, list(loaded.warnings) + trust_notices
+
+    def _with_config_sections(
+        self, loaded: LoadedConfig, warnings: list[str]
+    ) -> tuple[LoadedConfig, list[str]]:
         """Plugins' config sections: untrusted projects lose their widening keys, each section
-        is validated in every layer, and its keys stop counting as unknown."""
+        is validated in every layer (``ConfigError`` otherwise), and its keys stop counting as
+        unknown. Returns the config to use and the warnings; changes nothing on ``self``."""
         import re
 
         from pegboard.core.config import ConfigError
@@ -128,24 +141,70 @@ class Pegboard:
 
         sections = list(self.registry.config_sections.values())
         if not sections:
-            return
-        narrowed, notices = only_narrowing(self.layers, sections)
+            return loaded, warnings
+        narrowed, notices = only_narrowing(loaded.layers, sections)
         if notices:
             loaded = load_layers(narrowed)
-            self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
-            self.hooks.forget()  # ``active_when`` predicates may read the config
-            self.warnings.extend(notices)
-        errors, section_warnings = section_problems(self.layers, sections)
+            warnings = warnings + notices
+        errors, section_warnings = section_problems(loaded.layers, sections)
         if errors:
             raise ConfigError("\n".join(dict.fromkeys(errors)))
         unknown = re.compile(r"unknown key '(.+?)' \(ignored\)")
         kept = []
-        for warning in self.warnings:
+        for warning in warnings:
             match = unknown.search(warning)
             if match is None or not covered_by(match.group(1), sections):
                 kept.append(warning)
-        self.warnings = kept + section_warnings
-        self._loaded_config.warnings = [w for w in self._loaded_config.warnings if w in kept] + section_warnings
+        loaded.warnings = [w for w in loaded.warnings if w in kept] + section_warnings
+        return loaded, kept + section_warnings
+
+    def _secrets(self, config: PegboardConfig) -> list[str]:
+        """The values every result is cleaned of: credential-shaped environment values and the
+        configured ``redaction`` secrets, longest first."""
+        configured = config.redaction
+        named = [self.env[n] for n in configured.secret_env if self.env.get(n)]
+        return sorted(
+            {*secret_values(self.env), *(v for v in [*configured.secrets, *named] if len(v) >= 4)},
+            key=len,
+            reverse=True,
+        )
+
+    def reload_config(self, layers: Sequence[ConfigLayer]) -> list[str]:
+        """Put ``layers`` (as read from the files) in force for the next call.
+
+        They go through the start-up path: an untrusted project loses its widening keys, every
+        layer and plugin section is validated. Everything derived from config (tool policy,
+        permission engines, hooks' view of it, redaction) is built first and then swapped in at
+        once; a call already running finishes under the config it started with. Raises
+        ``ConfigError`` and changes nothing when the layers do not load. Returns the config's
+        warnings (unknown keys, keys an untrusted project may not set). Plugins stay as loaded
+        at start-up (``plugins.disabled`` applies at the next start).
+        """
+        from pydantic import ValidationError
+
+        from pegboard.core.config import ConfigError
+
+        try:
+            loaded, warnings = self._narrowed(layers)
+            loaded, warnings = self._with_config_sections(loaded, warnings)
+        except ValidationError as exc:  # the merged layers (each one alone validated)
+            raise ConfigError(f"the merged config does not validate: {exc}") from None
+        secrets = self._secrets(loaded.config)
+        authorizer = Authorizer(loaded.layers, self.cwd, self.hooks, self.registry)
+        kept = [w for w in self.warnings if w not in self._config_warnings]
+        self._source_layers = list(layers)
+        self._loaded_config, self.config, self.layers = loaded, loaded.config, loaded.layers
+        self._settings = {}
+        self.secrets = secrets
+        self._authorizer = authorizer
+        self.__dict__.pop("_pipeline", None)  # the next call builds one with the new rules
+        self._policy_cache = {}
+        self._call_set_cache = {}
+        self._config_warnings = list(warnings)
+        self.warnings = warnings + kept
+        self._config_generation += 1
+        self.hooks.forget()
+        return list(warnings)
 
     def settings(self, key: str) -> Any:
         """The merged, validated value of the config section ``key`` (its model's defaults
@@ -241,9 +300,10 @@ class Pegboard:
 
     @property
     def tool_set_version(self) -> int:
-        """Grows whenever a tool is registered or removed or a session loads deferred tools:
+        """Grows whenever a tool is registered or removed, a session loads deferred tools or a
+        new config is put in force (:meth:`reload_config`):
         a host compares it before and after a call to learn that its tool list changed."""
-        return self.registry.version + self.deferred.version
+        return self.registry.version + self.deferred.version + self._config_generation
 
     def _sync_tool_sources(self) -> None:
         if getattr(self._syncing, "active", False):
@@ -546,8 +606,11 @@ class Pegboard:
                 self._sync_tool_sources()
             registered, unavailable, checked = self._call_availability(name)
             prepared = session._prepared_call
-            if prepared is None or not prepared.fits(self.registry.version, unavailable, selection, cwd, mode,
-                                                     additional_dirs):
+            if (
+                prepared is None
+                or prepared.context.config is not self._loaded_config
+                or not prepared.fits(self.registry.version, unavailable, selection, cwd, mode, additional_dirs)
+            ):
                 policy = self._resolved(
                     registered,
                     unavailable,
