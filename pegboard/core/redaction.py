@@ -9,11 +9,18 @@ from one character before the literal to the next whitespace after the longest m
 start there. A credential never contains whitespace except a private-key block or an
 ``Authorization: Bearer`` header, whose windows reach past their actual match, so no match of
 any step crosses a window edge and the windows can be redacted independently.
+
+A credential can also hide behind look-alike characters: a zero-width space inside
+``ghp_...`` or its fullwidth form. Such text is read a second time in normalised form (NFKC,
+format characters dropped); what matches there is redacted at the corresponding place of
+the text as given, and everything else comes back as it was.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -180,7 +187,14 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     Same result as replacing each secret in turn and then applying each pattern of
     ``CREDENTIAL_PATTERNS`` in turn; the cost is one substring search per secret, four regex
     passes that find the anchors, and the patterns over the small windows around them.
+    Text holding look-alike characters is read normalised as well (``_redact_normalised``).
     """
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text)):
+        return _redact_plain(text, secrets)
+    return _redact_normalised(text, secrets, _look_alikes(text))
+
+
+def _redact_plain(text: str, secrets: Sequence[str]) -> str:
     text = _replace_secrets(text, secrets)
     if len(text) <= _SHORT:
         windows = _windows(text) if _ANY_LEAD.search(text) else []
@@ -192,6 +206,132 @@ def redact(text: str, secrets: Sequence[str] = ()) -> str:
     done = 0
     for start, end in windows:
         pieces += (text[done:start], _apply_patterns(text[start:end]))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+#: format characters (category Cf: zero-width space, soft hyphen, bidi controls ...) and the
+#: other invisible ones (variation selectors, the combining grapheme joiner), as of Unicode 15
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef]"
+)
+
+
+def _look_alikes(text: str) -> dict[str, str]:
+    """What each character of ``text`` that normalisation changes becomes: ``""`` for a format
+    character (zero-width space, soft hyphen, bidi control ...), its NFKC form otherwise."""
+    found: dict[str, str] = {}
+    for char in set(text):
+        if char.isascii():
+            continue
+        if _INVISIBLE.match(char) or unicodedata.category(char) == "Cf":
+            found[char] = ""
+        elif (plain := unicodedata.normalize("NFKC", char)) != char:
+            found[char] = plain
+    return found
+
+
+class _Normalised:
+    """``text`` with look-alike characters replaced, and the way back to positions in ``text``.
+
+    Between two replaced characters the texts run in step, so one breakpoint per replaced
+    character maps every position: ``starts[i]`` in the normalised text is ``origins[i]`` in
+    ``text``, and ``plain[i]`` says whether the run from there is a copy (else one character's
+    replacement).
+    """
+
+    def __init__(self, text: str, look_alikes: dict[str, str]) -> None:
+        pieces: list[str] = []
+        self.starts: list[int] = []
+        self.origins: list[int] = []
+        self.plain: list[bool] = []
+        done = at = 0
+        for hit in re.finditer("[" + "".join(map(re.escape, look_alikes)) + "]", text):
+            if hit.start() > done:
+                self._mark(at, done, True)
+                pieces.append(text[done : hit.start()])
+                at += hit.start() - done
+            replacement = look_alikes[hit.group()]
+            self._mark(at, hit.start(), False)
+            pieces.append(replacement)
+            at += len(replacement)
+            done = hit.end()
+        self._mark(at, done, True)
+        pieces.append(text[done:])
+        self.text = "".join(pieces)
+
+    def _mark(self, at: int, origin: int, plain: bool) -> None:
+        if self.starts and self.starts[-1] == at:  # an empty replacement: the next run starts here too
+            self.starts.pop(), self.origins.pop(), self.plain.pop()
+        self.starts.append(at)
+        self.origins.append(origin)
+        self.plain.append(plain)
+
+    def origin(self, at: int) -> int:
+        """Where the normalised character at ``at`` comes from in the text as given."""
+        i = bisect_right(self.starts, at) - 1
+        return self.origins[i] + (at - self.starts[i] if self.plain[i] else 0)
+
+
+def _spans(text: str, secrets: Sequence[str]) -> list[tuple[int, int]]:
+    """``[start, end)`` of every secret value and every credential match in ``text``, each found
+    on its own (a bearer header or URL keeps its lead-in)."""
+    found: list[tuple[int, int]] = []
+    for value in secrets:
+        at = text.find(value)
+        while at >= 0:
+            found.append((at, at + len(value)))
+            at = text.find(value, at + len(value))
+    for start, end in _windows(text):
+        window = text[start:end]
+        for pattern in CREDENTIAL_PATTERNS:
+            for match in pattern.finditer(window):
+                begin = match.end(1) if pattern.groups else match.start()
+                if match.end() > begin:
+                    found.append((start + begin, start + match.end()))
+    return found
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in order, overlapping ones joined."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start, end) for start, end in merged]
+
+
+def _redact_normalised(text: str, secrets: Sequence[str], look_alikes: dict[str, str]) -> str:
+    """``text`` with every credential redacted, including those that only show normalised.
+
+    Normalising is NFKC per character (the fullwidth forms of ``ghp_`` read ``ghp_``) with format and
+    other invisible characters dropped (a zero-width space inside a token). When the
+    normalised text holds a secret value or credential shape, every one found in it, and
+    every one found in ``text`` itself, replaces the characters it spans in ``text``; the rest
+    of ``text`` is kept as given, look-alikes included. Otherwise the plain rule applies.
+    """
+    if not look_alikes:  # not NFKC-normalised only as a whole (a letter and a combining accent)
+        return _redact_plain(text, secrets)
+    if len(look_alikes) <= 8:
+        plain = text
+        for char, into in look_alikes.items():
+            plain = plain.replace(char, into)
+    else:
+        plain = text.translate({ord(char): into for char, into in look_alikes.items()})
+    if _redact_plain(plain, secrets) == plain:
+        return _redact_plain(text, secrets)
+    normal = _Normalised(text, look_alikes)
+    spans = _spans(text, secrets)
+    spans += [(normal.origin(start), normal.origin(end - 1) + 1) for start, end in _spans(normal.text, secrets)]
+    pieces: list[str] = []
+    done = 0
+    for start, end in _merged(spans):
+        pieces += (text[done:start], REDACTED)
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
