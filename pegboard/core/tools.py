@@ -87,6 +87,15 @@ class ToolPermissions:
         engine = self._engine()
         return engine is None or engine.check("Read", {"file_path": str(path)}, None).decision != "deny"
 
+    def may_list(self, path: str | Path) -> bool:
+        """``False`` when a search must leave ``path`` out: ``may_read`` is ``False``, or the
+        path is a file with several links that may be another name of a Read-denied file
+        (the engine has more covered files than it compares)."""
+        engine = self._engine()
+        if engine is None:
+            return True
+        return self.may_read(path) and not engine.is_read_denied(str(path))
+
     def may_write(self, path: str | Path) -> bool:
         """``False`` when an ``Edit(...)`` deny rule covers ``path``."""
         engine = self._engine()

@@ -375,7 +375,8 @@ def deny_globs(specs: Sequence[str], search_root: Path | str, cwd: Path | str, h
 
 
 class ReadFilter:
-    """``keep(path)``: whether a search may list ``path`` (no ``Read(...)`` deny covers it).
+    """``keep(path)``: whether a search may list ``path`` (no ``Read(...)`` deny covers it, nor
+    another name of a file one covers).
     Without any Read deny rule it answers without asking the rule engine."""
 
     def __init__(self, ctx: ToolContext) -> None:
@@ -384,7 +385,7 @@ class ReadFilter:
         self.active = bool(self.specs)
 
     def keep(self, path: str | Path) -> bool:
-        return not self.active or self._ctx.permissions.may_read(path)
+        return not self.active or self._ctx.permissions.may_list(path)
 
 
 __all__ = [
