@@ -34,6 +34,7 @@ from pegboard.core.permissions.evaluation import (
     may_evaluate,
     substitutions,
 )
+from pegboard.core.permissions.knownvars import expand_word, line_variables
 from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import collapse, inside, shell_tilde, to_posix
 from pegboard.core.permissions.rules import Rule
@@ -41,7 +42,6 @@ from pegboard.core.permissions.rules import Rule
 _MAX_SEGMENTS = 6000
 _CMD_WORD = re.compile(r"^[A-Za-z0-9_.+/\\-]+$")
 _VAR_GLOB = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/+(\*.*)?$")
-_HOME_PREFIX = re.compile(r"^(?:\$HOME|\$\{HOME\})(?=/|$)")
 _EXEMPT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS\b")
 _INDIRECT = re.compile(r"\$\{!([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -103,6 +103,36 @@ class _CompiledCmdRule:
     exact: bool
     flags: frozenset[str] = frozenset()  # flag-order-insensitive form (deny/ask only)
     residual: re.Pattern[str] | None = None
+    words: tuple[str, ...] = ()  # the pattern's words, for matching a command with unseen words
+
+
+def _pattern_words(spec: str) -> tuple[str, ...]:
+    s = collapse_ws(spec)
+    if s.endswith(":*"):
+        s = s[:-2].rstrip() + " *"
+    return tuple(s.split(" "))
+
+
+def _could_match(pattern: Sequence[str], words: Sequence[str | None], ignore_case: bool) -> bool:
+    """Whether a pattern may match a command some of whose words cannot be seen (``None``:
+    any text, several words or none). Generous: a wildcard or a flag (flags match in any
+    order) ends the comparison with a yes."""
+    for i, pw in enumerate(pattern):
+        if i >= len(words):
+            return False
+        w = words[i]
+        if w is None:
+            return True
+        if ignore_case:
+            pw, w = pw.lower(), w.lower()
+        seen = (w, _name(w)) if i == 0 else (w,)
+        if "*" in pw:
+            lead = pw.split("*", 1)[0]
+            return any(x.startswith(lead) for x in seen)
+        if pw in seen:
+            continue
+        return i > 0 and pw.startswith("-") and w.startswith("-")
+    return all(w is None for w in words[len(pattern):])
 
 
 #: Long options whose meaning is one short flag for flag-order-insensitive matching.
@@ -165,9 +195,12 @@ class CommandRules:
         self.ignore_case = ignore_case
         self.by_word: dict[str, list[tuple[int, _CompiledCmdRule]]] = {}
         self.wild: list[tuple[int, _CompiledCmdRule]] = []
+        self.ordered: list[_CompiledCmdRule] = []
         self.count = 0
         for order, (rule, spec) in enumerate(entries):
-            compiled = _CompiledCmdRule(rule, re.compile(bash_pattern_regex(spec), flags), "*" not in spec)
+            compiled = _CompiledCmdRule(rule, re.compile(bash_pattern_regex(spec), flags), "*" not in spec,
+                                        words=_pattern_words(spec))
+            self.ordered.append(compiled)
             if ignore_case:
                 form = _flag_form(spec)
                 if form is not None:
@@ -189,6 +222,13 @@ class CommandRules:
         if self.wild:
             return True
         return (first_word.lower() if self.ignore_case else first_word) in self.by_word
+
+    def might_match(self, words: Sequence[str | None]) -> Rule | None:
+        """The first rule that may match a command whose words ``None`` cannot be seen."""
+        for c in self.ordered:
+            if _could_match(c.words, words, self.ignore_case):
+                return c.rule
+        return None
 
     def match(self, views: Sequence[str], exact_only: bool = False) -> Rule | None:
         if not self.count:
@@ -225,6 +265,9 @@ class BashOutcome:
     ask_reason: str = ""
     hard_ask: str | None = None  # asks even in bypassPermissions (critical rm, a denied file maybe read)
     unverifiable: str | None = None  # cannot be analysed: asks even in bypass while deny/ask rules exist
+    #: a deny or ask rule that may apply to a part the analysis cannot see (an expansion, a script
+    #: on stdin, a directory changed to): asks in every mode but dontAsk, which denies
+    might: tuple[Rule, str] | None = None
     protected: str | None = None  # a protected-path write (bypass allows)
     unapproved: str | None = None  # first part no rule, read-only set or mode approves
     needs_edit_mode: str | None = None  # approved only if the mode approves in-scope edits
@@ -243,6 +286,10 @@ class BashOutcome:
     def set_hard(self, reason: str) -> None:
         if self.hard_ask is None:
             self.hard_ask = reason
+
+    def set_might(self, rule: Rule | None, reason: str) -> None:
+        if rule is not None and self.might is None:
+            self.might = (rule, f"{reason}; {rule.text} might apply")
 
     def set_unverifiable(self, reason: str) -> None:
         if self.unverifiable is None:
@@ -418,6 +465,42 @@ def _shell_script(args: list[Word]) -> tuple[Word | None, bool]:
     return None, False
 
 
+_GIT_MESSAGE_OPTIONS = frozenset({"-m", "--message"})
+#: find's actions that delete or write files: a wildcard allow rule (``Bash(find *)``) does not cover them
+_DELETING_FINDS = frozenset({"find"})
+_FIND_WRITING_ACTIONS = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+
+
+def _without_messages(args: list[Word], words: list[Word]) -> list[Word]:
+    """git's ``-m MSG`` / ``--message=MSG`` values are commit messages, never files."""
+    messages = {id(args[i + 1]) for i, a in enumerate(args[:-1]) if a.value in _GIT_MESSAGE_OPTIONS}
+    return [w for w in words if id(w) not in messages and not w.value.startswith("--message=")]
+
+
+def _script_from_input(args: list[Word]) -> bool:
+    """Whether a shell started with ``args`` (no ``-c``) reads its script from its input:
+    with ``-s`` or ``-i``, or with no script file operand."""
+    skip = False
+    for a in args:
+        v = a.value
+        if skip:
+            skip = False
+            continue
+        if v == "--":
+            return False
+        if v in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            skip = True
+            continue
+        if v.startswith("--"):
+            continue
+        if v.startswith(("-", "+")):
+            if "s" in v[1:] or "i" in v[1:]:
+                return True
+            continue
+        return False
+    return True
+
+
 def _dangerous(name: str, args: list[str]) -> str | None:
     """Why a command runs another program through its own options (only exact allow rules approve it)."""
     if name == "git":
@@ -587,6 +670,11 @@ class _Analysis:
         self.cwd_unknown = False
         self.changed_dir = False
         self.literals: dict[str, str] = {}
+        self.line_vars: dict[str, list[str]] = {}
+        self.blocked_vars: set[str] = set()
+        self.links: dict[str, list[str]] = {}  # a path a command of the line makes -> what it names
+        self.link_makers: dict[str, set[int]] = {}  # the segments that make each of those paths
+        self._judging: int | None = None
         self.parsed = ParsedScript()
         self.units_by_seg: dict[int, _Unwrapped] = {}
         self._units: list[_Unwrapped] = []
@@ -698,6 +786,12 @@ class _Analysis:
                         self.nested(script.value, parsed, depth, dynamic=script.dynamic)
                     else:
                         self.out.set_unverifiable(f"cannot see the script {name} runs")
+                elif _script_from_input(cur[1:]):
+                    text = _input_text(seg)
+                    if text is not None:
+                        self.nested(text, parsed, depth, dynamic=False)
+                    else:
+                        self.unseen(f"what the script {name} reads from its input runs")
                 break
             if lname == "eval":
                 self.nested(" ".join(args), parsed, depth, dynamic=any(w.dynamic for w in cur[1:]))
@@ -808,6 +902,7 @@ class _Analysis:
     def nested(self, script: str, parsed: ParsedScript, depth: int, dynamic: bool) -> None:
         if dynamic:
             self.out.set_unapproved("runs a script built from shell expansions")
+            self.unseen("what a script built from shell expansions runs")
         if depth > 8:
             self.out.set_unverifiable("commands nested too deeply to analyse")
             return
@@ -817,9 +912,109 @@ class _Analysis:
         if inner.problems:
             self.out.set_unverifiable(f"cannot analyse the nested script: {inner.problems[0]}")
 
+    # -- what the analysis cannot see ------------------------------------------------------
+    def variables(self) -> dict[str, list[str]]:
+        """Variables whose values are known here: the line's own literals, ``$HOME``, ``$PWD``
+        (each directory the command may be in) and ``$OLDPWD`` once the line changes directory."""
+        known = dict(self.line_vars)
+        for name in ("HOME", "PWD", "OLDPWD"):
+            if name in self.line_vars or name in self.blocked_vars:
+                continue
+            if name == "HOME":
+                known[name] = [self.o.home]
+            elif not self.cwd_unknown and (name == "PWD" or self.changed_dir):
+                known[name] = list(self.cwds)
+        return known
+
+    def known_word(self, w: Word) -> str | None:
+        """The word's one value, or None when an expansion in it cannot be known."""
+        if not w.dynamic:
+            return w.value
+        texts = expand_word(w.raw, self.variables())
+        return texts[0] if texts is not None and len(texts) == 1 else None
+
+    def path_rule(self, write: bool) -> Rule | None:
+        return self.o.unseen_rule(write)
+
+    def command_rule(self, words: Sequence[Word]) -> Rule | None:
+        """The first Bash deny, else ask, rule that may match a command with unseen words."""
+        if not (self.deny_rules.count or self.ask_rules.count):
+            return None
+        shape = [self.known_word(w) for w in words]
+        if None not in shape:
+            return None
+        return self.deny_rules.might_match(shape) or self.ask_rules.might_match(shape)
+
+    def unseen(self, what: str, write: bool = True) -> None:
+        """A part of the line that could be any command touching any file (a script built
+        from expansions, a script on the input the line does not show)."""
+        out = self.out
+        out.set_might(self.deny_rules.might_match([None]) or self.ask_rules.might_match([None])
+                      or self.path_rule(write), f"cannot tell {what}")
+
+    def through_links(self, paths: list[str]) -> list[str]:
+        """``paths`` and, for each one a command of the line makes as a link, copy or move
+        target (or a path below one), what it names: ``ln -s ../.env l && cat l`` reads .env."""
+        out = list(paths)
+        frontier = list(paths)
+        for _ in range(4):
+            found: list[str] = []
+            for p in map(collapse, frontier):
+                for made, targets in self.links.items():
+                    if self.link_makers.get(made) == {self._judging}:
+                        continue  # the command that makes the link is judged on what it writes
+                    if p == made or p.startswith(made.rstrip("/") + "/"):
+                        rest = p[len(made):]
+                        found += [t + rest for t in targets if t + rest not in out]
+            if not found:
+                break
+            out += found
+            frontier = found
+        return out
+
+    def made_links(self, units: list[_Unwrapped]) -> None:
+        """Record what each link, copy or move the line makes names (see ``through_links``)."""
+        for u in units:
+            if not u.core:
+                continue
+            name = _name(u.core[0].value).lower()
+            if name not in ("ln", "cp", "mv", "install", "link"):
+                continue
+            args = u.core[1:]
+            eff = self.effects(name, args)
+            if eff is None or not eff.writes:
+                continue
+            symbolic = name == "ln" and any(
+                a.value == "--symbolic" or (_SHORT_CLUSTER.match(a.value) is not None and "s" in a.value)
+                for a in args)
+            sources = _refs(args, eff.reads)
+            target = _refs(args, list(eff.writes)[:1])
+            if not target:
+                continue
+            made = self.resolve_word(target[0], for_deny=True) or []
+            pairs: list[tuple[str, Word]] = [(m, src) for m in made for src in sources[:1]] if len(sources) == 1 else []
+            if eff.into_target is not None:
+                for m in made:
+                    for src in sources:
+                        pairs.append((m.rstrip("/") + "/" + posixpath.basename(src.value.rstrip("/")), src))
+            for m, src in pairs:
+                m = collapse(m)
+                if symbolic and not src.value.startswith("/"):
+                    texts = [collapse(posixpath.dirname(m) + "/" + src.value)] if not src.dynamic else []
+                else:
+                    texts = [collapse(p) for p in self.resolve_word(src, for_deny=True) or []]
+                if texts and len(self.links) < 64:
+                    self.link_makers.setdefault(m, set()).add(id(u.seg))
+                    self.links.setdefault(m, [])
+                    self.links[m] += [t for t in texts if t not in self.links[m]]
+
     # -- paths -----------------------------------------------------------------------------
     def resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
         """Absolute candidate paths for a word, or None when they cannot be known."""
+        paths = self._resolve_word(w, for_deny)
+        return self.through_links(paths) if paths is not None and self.links else paths
+
+    def _resolve_word(self, w: Word, for_deny: bool = False) -> list[str] | None:
         v = w.value
         if w.glob and "{" in v and not w.dynamic:  # bash expands brace lists into several words first
             alternatives = brace_expand(v)
@@ -835,12 +1030,17 @@ class _Analysis:
                     out += paths
                 return out
         if w.dynamic:
-            m = _HOME_PREFIX.match(v)
-            if not m:
+            texts = expand_word(w.raw, self.variables())
+            if texts is None:
                 return None
-            v = self.o.home + v[m.end():]
-            if any(c in v for c in "$`"):
-                return None
+            found: list[str] = []
+            for text in texts:
+                paths = self.resolve_word(Word(value=text, raw=w.raw, glob=w.glob and _has_glob(text),
+                                               quoted=w.quoted, tilde=w.tilde and text.startswith("~")), for_deny)
+                if paths is None:
+                    return None
+                found += paths
+            return found
         if self.o.windows:
             v = to_posix(v, True)
         # Not collapsed: '..' must be applied after symlinks when the path is resolved.
@@ -891,8 +1091,9 @@ class _Analysis:
             paths = self.resolve_word(w, for_deny=True)
             if paths is None:
                 all_inside = False
-                self.unknowable(name, w)
+                self.unknowable(name, w, write=may_write)
                 continue
+            self.relative_unknown(name, w, write=may_write)
             for p in paths:
                 if not recognised and not w.glob and not recursive and not self.o.may_deny(p):
                     all_inside = False  # an unknown command's argument no deny or ask rule covers
@@ -922,12 +1123,16 @@ class _Analysis:
             all_inside = False
         return all_inside
 
-    def unknowable(self, name: str, w: Word) -> None:
-        """A path operand the analysis cannot resolve (``~-``, another process's directory):
-        with deny rules about, no allow rule may approve it unseen. (Expansions are blocked
-        from allow rules already.)"""
-        if not w.dynamic and self.o.deny_bases:
-            self.out.set_hard(f"{name}: cannot tell which file {w.raw} names, so deny rules cannot be checked on it")
+    def unknowable(self, name: str, w: Word, write: bool = False) -> None:
+        """A path operand the analysis cannot resolve (an expansion, ``~-``, another process's
+        directory): a Read (for a write: Read or Edit) deny or ask rule might cover it."""
+        self.out.set_might(self.path_rule(write), f"{name}: cannot tell which file {w.raw} names")
+
+    def relative_unknown(self, name: str, w: Word, write: bool) -> None:
+        """A relative operand in a directory the analysis cannot name (``cd "$x"``, ``popd``)."""
+        if self.cwd_unknown and not w.value.startswith(("/", "~", "-")):
+            self.out.set_might(self.path_rule(write),
+                               f"{name}: cannot tell which file {w.raw} names in a directory the line changes to")
 
     def glob_reads(self, name: str, pattern: str, recognised: bool) -> bool:
         """Apply Read rules to what a glob matches on disk now; False when that cannot be told."""
@@ -953,8 +1158,9 @@ class _Analysis:
             if paths is None or w.glob:
                 all_inside = all_allowed = False
                 if paths is None:
-                    self.unknowable(name, w)
+                    self.unknowable(name, w, write=True)
                     continue
+            self.relative_unknown(name, w, write=True)
             for p in paths:
                 v = self.o.write_verdict(p)
                 if v.deny is not None:
@@ -1028,7 +1234,10 @@ class _Analysis:
             seg = parsed.segments[i]
             units.append(self.unwrap(seg, parsed, 1 if seg.nested else 0))
             i += 1
+        self.line_vars = line_variables(command, parsed.segments, self.variables())
+        self.blocked_vars = {n for seg in parsed.segments for n, _v in seg.assignments} - set(self.line_vars)
         self.directories(units)
+        self.made_links(units)
         self._units = units
         for u in units:
             self.judge(u)
@@ -1094,6 +1303,7 @@ class _Analysis:
 
     def judge(self, u: _Unwrapped) -> None:
         out = self.out
+        self._judging = id(u.seg)
         self.rules(u)
         core = u.core
         name = _name(core[0].value).lower() if core else ""
@@ -1161,6 +1371,8 @@ class _Analysis:
             if call.sub < len(values) and E.git_commands(values[call.sub], values[call.sub + 1:]):
                 return f"git {values[call.sub]} runs a command from its arguments"
             return E.git_option_danger(values[call.sub + 1:])
+        if name in _DELETING_FINDS and any(w.value in _FIND_WRITING_ACTIONS for w in args):
+            return f"{name} {next(w.value for w in args if w.value in _FIND_WRITING_ACTIONS)} deletes or writes files"
         if name in E.FAMILIES:
             eff = self.effects(name, args)
             return eff.runs_program if eff is not None else None
@@ -1176,6 +1388,24 @@ class _Analysis:
         if rule is not None:
             out.set_ask(rule, f"'{collapse_ws(u.seg.text) or u.deny_views[-1]}' matches {rule.text}")
         core = u.core
+        if core and core[0].dynamic and self.known_word(core[0]) is None:
+            self.unseen(f"which command '{_view(core)}' runs")
+        elif out.deny is None and any(w.dynamic for w in u.seg.words):
+            for words in (core, u.seg.words):
+                shape = [self.known_word(w) for w in words]
+                if None not in shape:
+                    seen = collapse_ws(" ".join(x for x in shape if x is not None))
+                    views = [seen, collapse_ws(" ".join([_name(shape[0] or ""), *(x or "" for x in shape[1:])]))]
+                    hit = self.deny_rules.match(views)
+                    if hit is not None:
+                        out.set_deny(hit, f"'{seen}' matches {hit.text}")
+                    elif (hit := self.ask_rules.match(views)) is not None:
+                        out.set_ask(hit, f"'{seen}' matches {hit.text}")
+                    continue
+                might = self.command_rule(words)
+                if might is not None:
+                    out.set_might(might, f"cannot tell what '{_view(words)}' runs")
+                    break
         if u.unknown_head and len(core) > 1 and (self.deny_rules.count or self.ask_rules.count):
             for j in range(1, len(core)):
                 w = core[j]
@@ -1223,6 +1453,8 @@ class _Analysis:
         if eff is not None:
             recognised = name in _READERS or name in E.FAMILIES
             read_words = _refs(args, eff.reads)
+            if name == "git":
+                read_words = _without_messages(args, read_words)
             if any("=" in w.value for w in args):
                 read_words += [Word(value=v, raw=v) for v in _opt_file_values([w.value for w in args])]
             reads_ok = self.check_reads(u, [*read_words, *u.wrapper_reads] if u.wrapper_reads else read_words,
@@ -1268,6 +1500,9 @@ class _Analysis:
                 writes_inside = writes_inside and inside
         if u.chdir:
             reads_ok = writes_inside = False
+            if any(not w.value.startswith(("/", "-")) for w in args):
+                self.out.set_might(self.path_rule(True), f"'{collapse_ws(u.seg.text)}' runs in another directory, "
+                                   "so cannot tell which files its operands name")
         return reads_ok, writes_inside
 
     def copied_into(self, u: _Unwrapped, args: list[Word], into: tuple[E.Ref, Sequence[E.Ref]]) -> list[Word]:
@@ -1293,7 +1528,7 @@ class _Analysis:
             paths = self.resolve_word(w, for_deny=True)
             if paths is None:
                 all_inside = False
-                self.unknowable(name, w)
+                self.unknowable(name, w, write=True)
                 continue
             for p in map(collapse, paths):
                 inner = p.rstrip("/") + "/" + _UNSEEN_NAME
@@ -1335,7 +1570,7 @@ class _Analysis:
         for k, w in enumerate(rest[:-1]):
             if w.value == "--contents":  # git blame --contents FILE
                 git_words.append(rest[k + 1])
-        for w in rest:
+        for w in _without_messages(rest, rest):
             v = w.value
             if v.startswith("-") or not v:
                 continue
@@ -1416,7 +1651,10 @@ class _Analysis:
         if out.writes is None:
             out.writes = what
         paths = self.resolve_word(t, for_deny=True)
-        if paths is not None:
+        if paths is None:
+            out.set_might(self.path_rule(True), f"{what}: cannot tell which file it names")
+        else:
+            self.relative_unknown(what, t, write=True)
             for p in paths:
                 v = self.o.write_verdict(p)
                 if v.deny is not None:
@@ -1499,7 +1737,10 @@ class _Analysis:
                 paths = self.resolve_word(t, for_deny=True)
                 if paths is None:
                     out.set_unapproved(f"input redirect from {t.raw} cannot be checked")
+                    out.set_might(self.path_rule(False),
+                                  f"input redirect from {t.raw}: cannot tell which file it names")
                     continue
+                self.relative_unknown("input redirect", t, write=False)
                 for p in paths:
                     v = self.o.read_verdict(p)
                     if v.deny is not None:

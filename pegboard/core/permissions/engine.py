@@ -73,6 +73,7 @@ class _Outcome:
     deny: tuple[Rule, str] | None = None
     refuse: str | None = None  # denied without a rule (a command with raw control characters)
     ask: tuple[Rule, str] | None = None
+    might: tuple[Rule, str] | None = None  # a deny or ask rule may apply to what cannot be seen
     hard_ask: str | None = None
     protected: str | None = None
     allow: tuple[Rule, str] | None = None
@@ -686,6 +687,8 @@ class PermissionEngine:
             return self._decision("deny", None, out.refuse)
         if out.ask is not None:
             return self._ask(out.ask[0], out.ask[1])
+        if out.might is not None:
+            return self._ask(out.might[0], out.might[1], hard=True)
         if out.hard_ask is not None:
             return self._ask(None, out.hard_ask, hard=True)
         if self.mode == "bypassPermissions":
@@ -877,6 +880,15 @@ class PermissionEngine:
                     reason = f"'{canon}' matches {r.text}"
                     out.note(lst, r, reason)
             head = canon.split(" ", 1)[0].lower()
+            if out.might is None and (head in ps.DYNAMIC_COMMANDS or "$" in canon):
+                words = canon.split(" ")
+                shape = [None if "$" in w or (i == 0 and w.lower() in ps.DYNAMIC_COMMANDS) else w
+                         for i, w in enumerate(words)]
+                rule = view.cmd["deny"].might_match(shape) or view.cmd["ask"].might_match(shape)
+                if rule is None and shape[0] is None:
+                    rule = self._any_rule(view)
+                if rule is not None:
+                    out.might = (rule, f"cannot tell what '{canon}' runs or touches; {rule.text} might apply")
             redirect_ok = self._ps_files(stmt, head, out)
             r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
             if r is not None and redirect_ok:
@@ -899,6 +911,10 @@ class PermissionEngine:
         for kind, value in ps.arguments(stmt):
             if not value or value.startswith(("$", "@", "(")):
                 redirect_ok = redirect_ok and kind != "write"
+                rule = self.decisions.unseen_rule(kind == "write" or head in ps.FILE_WRITERS)
+                if value and rule is not None and out.might is None and (known or kind == "write"):
+                    out.might = (rule, f"PowerShell {head}: cannot tell which file {value} names; "
+                                       f"{rule.text} might apply")
                 continue
             if kind == "write" and value.lower() in ("$null", "nul", "/dev/null"):
                 continue
@@ -919,6 +935,14 @@ class PermissionEngine:
                 redirect_ok = False
         return redirect_ok
 
+    def _any_rule(self, view: _View) -> Rule | None:
+        """The rule that may apply to a command nothing of which can be seen: the first
+        command deny rule, else command ask rule, else path deny or ask rule."""
+        for lst in ("deny", "ask"):
+            for c in view.cmd[lst].ordered:
+                return c.rule
+        return self.decisions.unseen_rule(write=True)
+
     def _bash(self, view: _View, data: Mapping[str, Any], name: str) -> _Outcome:
         out = _Outcome()
         command = data.get("command")
@@ -936,9 +960,11 @@ class PermissionEngine:
         if result.ask_rule is not None:
             out.note("ask", result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
+        out.might = result.might
         if result.unverifiable is not None:
-            if out.hard_ask is None and (view.cmd["deny"].count or view.cmd["ask"].count or self._deny_bases):
-                out.hard_ask = f"{result.unverifiable} (deny or ask rules could apply)"
+            might = self._any_rule(view)
+            if out.hard_ask is None and out.might is None and might is not None:
+                out.might = (might, f"{result.unverifiable}; {might.text} might apply")
             elif result.unapproved is None:
                 result.unapproved = result.unverifiable
         out.protected = result.protected

@@ -74,6 +74,18 @@ class PathDecisions:
                 roots.append(base)
         return roots
 
+    def unseen_rule(self, write: bool) -> Rule | None:
+        """What may cover a file the caller cannot name (an expansion, an unknown directory):
+        the first deny, else ask, path rule of the kind — for a write an Edit rule first,
+        then a Read one (a Read deny covers edits too); for a read only Read rules."""
+        kinds = ("edit", "read") if write else ("read",)
+        for lst in ("deny", "ask"):
+            for kind in kinds:
+                for _base, r in self.deny_bases:
+                    if r.lst == lst and r.target.lower() == kind:
+                        return r
+        return None
+
     # -- single paths ----------------------------------------------------------------------
     def resolve(self, path: str) -> str | None:
         return None if self.windows else resolve(path)
