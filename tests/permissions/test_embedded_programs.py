@@ -69,6 +69,10 @@ def test_deny_rules_see_inside_the_program(command: str) -> None:
     "find / -delete",
     "find ~ -delete",
     "find /home -delete",
+    "find . -name '*.pyc' -delete",
+    "find build -delete",
+    "find . -fprint out.txt",
+    "find . -fls listing",
 ])
 def test_a_wildcard_allow_rule_does_not_approve_what_the_program_runs(command: str) -> None:
     assert bash(OPEN, command) == "ask", OPEN.check("Bash", {"command": command}).reason
@@ -86,8 +90,7 @@ def test_a_wildcard_allow_rule_does_not_approve_what_the_program_runs(command: s
     "less +G f",
     "tar -cf x.tar src",
     "tar --totals -cf x.tar src",
-    "find . -name '*.pyc' -delete",
-    "find build -delete",
+    "find . -name '*.pyc' -print",
 ])
 def test_plain_uses_stay_approved(command: str) -> None:
     assert bash(OPEN, command) == "allow", OPEN.check("Bash", {"command": command}).reason

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,17 @@ def _fields(tool: Any, name: str) -> tuple[str, list[str]] | None:
     return (seed, sorted(TABLE_ONLY.known_fields(seed) or ())) if seed is not None else None
 
 
+#: ``mcp__<server>__<tool>``: a rule may name a tool of a server that is not connected now
+_MCP_NAME = re.compile(r"mcp__[A-Za-z0-9_.-]+?__[A-Za-z0-9_.-]+")
+
+
 def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> None:
     """Refuse, with what the tool takes, a check that could only give a misleading answer:
     no --input, a tool nobody knows, or a field the tool does not have."""
     tool = pb.tool(tool_name)
     known = _fields(tool, tool_name)
+    if known is None and _MCP_NAME.fullmatch(tool_name):
+        return  # an MCP tool whose server is not connected: judged by its name, whatever its input
     if known is None:
         from pegboard.core.permissions.families import FAMILIES, SEED_TOOLS
 
@@ -135,7 +142,7 @@ def check(
         fail('--input must be a JSON object, for example \'{"command": "ls"}\'', EXIT_USAGE)
     pb = _load(config_files, cwd)
     _check_input(pb, tool, tool_input)
-    assert tool_input is not None
+    tool_input = {} if tool_input is None else tool_input
     engine = pb._permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs), home=home)
     for diag in engine.diagnostics:
         click.echo(f"warning: {diag}", err=True)

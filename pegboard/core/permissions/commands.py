@@ -270,6 +270,11 @@ def _always(_args: list[str]) -> bool:
     return True
 
 
+def _names_variables(args: list[str]) -> bool:
+    """``printenv NAME``: read-only; a bare ``printenv`` prints the whole environment, secrets included."""
+    return any(not a.startswith("-") for a in args)
+
+
 def _no_args(args: list[str]) -> bool:
     return not args
 
@@ -306,8 +311,8 @@ READ_ONLY: dict[str, Validator] = {
     "lsof": _always, "pgrep": _always, "tput": _always, "true": _always, "false": _always, "whoami": _always,
     "id": _always, "uname": _always, "basename": _always, "dirname": _always, "realpath": _always,
     "readlink": _always, "tr": _always, "seq": _always, "test": _always, "[": _always, "sleep": _always,
-    "nproc": _always, "uptime": _always, "free": _always, "type": _always, "printenv": _always, "groups": _always,
-    "hostname": _no_args, "env": _always, "git": git_is_read_only,
+    "nproc": _always, "uptime": _always, "free": _always, "type": _always, "groups": _always,
+    "printenv": _names_variables, "hostname": _no_args, "git": git_is_read_only,
     "command": lambda args: bool(args) and args[0] in ("-v", "-V"),
     **{name: _by_effects(name) for name in _EFFECT_CHECKED},
 }

@@ -89,10 +89,10 @@ _CURL_FLAGS = (
     "styled-output"
 )
 _CURL = grammar(
-    short="b= c= d= e= o= r= t= u= w= x= y= z= A= C= D= E= F= H= K= P= Q= T= U= X= Y=",
+    short="b= c= d= e= m= o= r= t= u= w= x= y= z= A= C= D= E= F= H= K= P= Q= T= U= X= Y=",
     long=" ".join(f"{n}=" for n in _CURL_VALUED.split()) + " " + _CURL_FLAGS,
     aliases="o:output T:upload-file d:data F:form K:config b:cookie c:cookie-jar D:dump-header E:cert "
-    "w:write-out H:header O:remote-name J:remote-header-name",
+    "w:write-out H:header O:remote-name J:remote-header-name m:max-time",
     strict_short=False,
 )
 _CURL_SHORT_FLAGS = frozenset("#0123456aBfgGhiIjJkKlLMnNOpqRsSvVZ:")
