@@ -7,7 +7,8 @@
 5. "ask": ``permission_request`` hooks, then ``request_approval`` (or the caller's approver)
 6. run, with the tool's time limit; an exception becomes an error result
 7. ``post_tool_use`` hooks
-8. project the result: redact, cut to the size limit, keep the whole under a reference
+8. project the result: redact, cut to the size limit, keep the whole under a reference;
+   whatever the call returns, refusals included, leaves with its text and metadata redacted
 
 Every refusal is a ``ToolResult`` with a stable reason code; nothing raises out of here.
 """
@@ -35,7 +36,7 @@ from pegboard.core.decisions import (
 )
 from pegboard.core.hookrunner import HookError, HookRunner
 from pegboard.core.pathnames import CALL_PATHS, CallPaths, resolve_text
-from pegboard.core.projection import ResultSink, project
+from pegboard.core.projection import ResultSink, project, redact_outgoing
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
 from pegboard.core.session import PermissionUpdate
 from pegboard.core.tools import Tool, ToolContext
@@ -212,6 +213,7 @@ class CallPipeline:
         """Run one call. ``availability`` is a tool and the answer its check just gave, which
         the caller may pass so the check does not run twice."""
         state = CallState()
+        projected = False
         paths: CallPaths | None = None
         scope: Any = None
         try:
@@ -243,13 +245,14 @@ class CallPipeline:
                 if self.hooks.has("post_tool_use"):
                     result = await self.post_tool_use(call, result, context, state)
                 result = self.project(tool, result, context, enabled)
+                projected = True
             except CallRefused as refused:
                 result = refused.result
             except Exception as exc:  # a kernel bug must still not crash the host
                 result = ToolResult.refusal(
                     Reason.TOOL_ERROR, f"Pegboard failed on this call: {type(exc).__name__}: {exc}"
                 )
-            result = self.finish(result, state)
+            result = redact_outgoing(self.finish(result, state), self.secrets, text=not projected)
             if session is not None and session.has_listeners("call_finished"):
                 session.emit(
                     "call_finished",

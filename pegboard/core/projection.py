@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from pegboard.core.redaction import REDACTED, redact, secret_values
 from pegboard.core.results import ImageBlock, TextBlock, ToolResult
 
-__all__ = ["REDACTED", "ResultSink", "cut_note", "project", "redact", "secret_values"]
+__all__ = ["REDACTED", "ResultSink", "cut_note", "project", "redact", "redact_outgoing", "secret_values"]
 
 
 class ResultSink(Protocol):
@@ -89,6 +89,34 @@ def _redacted(value: Any, secrets: list[str]) -> Any:
             return value
         return items if isinstance(value, list) else tuple(items)
     return value
+
+
+def redact_outgoing(result: ToolResult, secrets: list[str], *, text: bool) -> ToolResult:
+    """The last step before a result leaves the kernel: every string in ``metadata`` redacted
+    (a rule that quotes a command, a fetched URL with a password), and with ``text`` the
+    content and structured value too, for results that were never projected (refusals,
+    which quote the call). The same object when nothing changed."""
+    update: dict[str, Any] = {}
+    if result.metadata:
+        metadata = redact_value(result.metadata, secrets)
+        if metadata is not result.metadata:
+            update["metadata"] = metadata
+    if text:
+        blocks: list[TextBlock | ImageBlock] = []
+        changed = False
+        for block in result.content:
+            if isinstance(block, TextBlock) and (clean := redact(block.text, secrets)) != block.text:
+                blocks.append(TextBlock(text=clean))
+                changed = True
+            else:
+                blocks.append(block)
+        if changed:
+            update["content"] = blocks
+        if result.structured is not None and (structured := redact_value(result.structured, secrets)) is not (
+            result.structured
+        ):
+            update["structured"] = structured
+    return result.model_copy(update=update) if update else result
 
 
 def project(
