@@ -198,3 +198,20 @@ def test_without_path_rules_nothing_is_stat_ed(proj: Path) -> None:
     e = make(proj, deny=["Bash(rm *)"])
     assert not e.decisions.links.active
     assert e.check("Read", {"file_path": "src/notes.txt"}).decision == "allow"
+
+
+def test_a_rule_naming_one_file_outside_looks_at_that_file_only(proj: Path) -> None:
+    outside = proj.parent / "etc"
+    outside.mkdir()
+    (outside / "shadow").write_text("root:x")
+    (outside / "other").write_text("o")
+    e = make(proj, deny=[f"Read(/{outside}/shadow)"])
+    assert str(outside / "shadow") in e.decisions.links.roots and str(outside) not in e.decisions.links.roots
+    os.link(outside / "shadow", proj / "src" / "s.txt")
+    assert e.check("Read", {"file_path": "src/s.txt"}).decision == "deny"
+    # the file replaced by a new one (as passwd does): the new inode is the covered one
+    (outside / "shadow.new").write_text("root:y")
+    os.replace(outside / "shadow.new", outside / "shadow")
+    os.link(outside / "shadow", proj / "src" / "s2.txt")
+    assert e.check("Read", {"file_path": "src/s2.txt"}).decision == "deny"
+    assert e.check("Read", {"file_path": "src/s.txt"}).decision == "allow"

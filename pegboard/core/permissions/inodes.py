@@ -91,7 +91,9 @@ class CoveredInodes:
         self._dirs: dict[str, tuple[int, int, int]] = {}  # directory -> (inode, mtime, when it was read)
         self._names: dict[str, tuple[Identity, _Cover]] = {}  # covered path -> its identity and rules
         self._ids: dict[Identity, _Cover] | None = None
-        self._scanned = 0
+        self._scanned = 0  # entries in the directories recorded now
+        self._counts: dict[str, int] = {}  # directory -> its entries when last read
+        self._files: list[str] = []  # roots that name one file (``//etc/shadow``): looked at every time
         self._fresh_for: object = None
 
     # -- the check -------------------------------------------------------------------------
@@ -152,12 +154,35 @@ class CoveredInodes:
             self.walks += 1
             self._aliases = [(os.path.realpath(r), r) for r in _outermost(self.roots)]
             for root in _outermost([real for real, _ in self._aliases]):
-                self._walk(root)
+                if os.path.isdir(root):
+                    self._walk(root)
+                else:
+                    self._files.append(root)
+            for root in self._files:
+                self._read_file(root)
         elif self.complete:
             self._refresh()
         self._fresh_for = token
 
+    def _read_file(self, path: str) -> None:
+        """(Re)record a root that names one file; it may have become a directory."""
+        self._names.pop(path, None)
+        self._ids = None
+        try:
+            st = os.lstat(path)
+        except (OSError, ValueError):
+            return
+        if stat.S_ISDIR(st.st_mode):
+            if path not in self._dirs:
+                self._walk(path)
+            return
+        cover = self._cover(path, self._names_of(path)) if stat.S_ISREG(st.st_mode) else None
+        if cover is not None:
+            self._names[path] = ((st.st_dev, st.st_ino), cover)
+
     def _refresh(self) -> None:
+        for path in self._files:
+            self._read_file(path)
         for directory, (ino, mtime, seen) in list(self._dirs.items()):
             if directory not in self._dirs:
                 continue  # dropped with a parent in this pass
@@ -181,6 +206,7 @@ class CoveredInodes:
         prefix = directory + "/"
         for d in [d for d in self._dirs if d == directory or d.startswith(prefix)]:
             del self._dirs[d]
+            self._scanned -= self._counts.pop(d, 0)
         gone = [p for p in self._names if p.startswith(prefix)]
         for p in gone:
             del self._names[p]
@@ -198,6 +224,7 @@ class CoveredInodes:
             fd = os.open(directory, _OPEN_DIR)
         except (OSError, ValueError):
             self._dirs.pop(directory, None)
+            self._scanned -= self._counts.pop(directory, 0)
             return []
         try:
             st = os.fstat(fd)
@@ -214,9 +241,11 @@ class CoveredInodes:
         before = {p for p in self._names if p.startswith(prefix) and "/" not in p[len(prefix):]}
         now: set[str] = set()
         fresh: list[str] = []
+        self._scanned -= self._counts.pop(directory, 0)
+        count = 0
         for entry in entries:
-            self._scanned += 1
-            if self._scanned > MAX_SCANNED:
+            count += 1
+            if self._scanned + count > MAX_SCANNED:
                 self.complete = False
                 return []
             path = prefix + entry.name
@@ -241,6 +270,8 @@ class CoveredInodes:
                     self._ids = None
             except OSError:
                 continue
+        self._counts[directory] = count
+        self._scanned += count
         for path in before - now:
             del self._names[path]
             self._ids = None

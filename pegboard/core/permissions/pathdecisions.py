@@ -20,7 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pegboard.core.permissions.inodes import CoveredInodes, LinkHit
-from pegboard.core.permissions.paths import PathMatcher, collapse, combine_patterns, inside, is_protected, resolve
+from pegboard.core.permissions.paths import (
+    PathContext,
+    PathMatcher,
+    collapse,
+    combine_patterns,
+    inside,
+    is_protected,
+    pattern_to_abs,
+    resolve,
+)
 from pegboard.core.permissions.rules import Rule
 
 #: Directory entries a reachability walk looks at before it gives up (then: lexical answer).
@@ -67,11 +76,19 @@ class PathDecisions:
 
     def _link_roots(self) -> list[str]:
         """Where covered files are looked for: the working directories, and each rule's own
-        directory that lies outside them and holds none of them (``~/.ssh``, not ``/``)."""
+        directory that lies outside them and holds none of them (``~/.ssh``, not ``/``), or
+        the very path a rule without wildcards names (``/etc/shadow``, not ``/etc``)."""
         roots = list(self.workdirs)
-        for base, _rule in self.deny_bases:
-            if base != "/" and not any(inside(base, d) or inside(d, base) for d in self.workdirs):
-                roots.append(base)
+        ctx = PathContext(self.cwd, self.home, self.windows)
+        for base, rule in self.deny_bases:
+            if base == "/" or any(inside(base, d) or inside(d, base) for d in self.workdirs):
+                continue
+            try:
+                pattern = pattern_to_abs(rule.specifier or "", rule.root or self.cwd, ctx, True).rstrip("/")
+            except Exception:
+                pattern = ""
+            literal = pattern and not any(c in pattern for c in "*?[\\")
+            roots.append(pattern if literal else base)
         return roots
 
     def unseen_rule(self, write: bool) -> Rule | None:
