@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from pegboard.cli import config_options, mode_option, wait_mcp_env, wait_mcp_option
-from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, MIN_MAX_BODY, parse_size
+from pegboard_mcp_server.limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_DISCONNECT_GRACE,
+    DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONNECTIONS,
+    MIN_MAX_BODY,
+    HttpLimits,
+    parse_size,
+)
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE
 
 if TYPE_CHECKING:  # the HTTP access rules load only for --http, off the stdio start-up path
@@ -118,6 +128,35 @@ class _Size(click.ParamType):
         return size
 
 
+class _Seconds(click.ParamType):
+    """A finite number of seconds, above zero (or from zero on, with ``zero=True``)."""
+
+    name = "SECONDS"
+
+    def __init__(self, zero: bool = False) -> None:
+        self.zero = zero
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"expected a number of seconds such as 10 or 0.5, got {value!r}", param, ctx)
+        if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not self.zero):
+            least = "0 or more" if self.zero else "more than 0"
+            self.fail(f"expected {least} seconds, got {value!r}", param, ctx)
+        return seconds
+
+
+def _only_with_http(http: str | None, names: tuple[str, ...]) -> None:
+    """Options of --http given without it are a usage error, not silently ignored."""
+    if http is not None:
+        return
+    ctx = click.get_current_context()
+    for name in names:
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
+            raise click.UsageError(f"--{name.replace('_', '-')} applies only to --http HOST:PORT")
+
+
 @click.command("serve")
 @config_options
 @click.option("--agent", default=None, help="Agent id from agents.list whose tool set is served.")
@@ -162,6 +201,37 @@ class _Size(click.ParamType):
     "a request body.",
 )
 @click.option(
+    "--header-timeout",
+    type=_Seconds(),
+    default=DEFAULT_HEADER_TIMEOUT,
+    show_default=True,
+    help="With --http: seconds a connection has to send a request's whole head (from its opening, or from "
+    "the first byte of a later request); then it gets 408 and is closed.",
+)
+@click.option(
+    "--body-timeout",
+    type=_Seconds(),
+    default=DEFAULT_BODY_TIMEOUT,
+    show_default=True,
+    help="With --http: longest pause, in seconds, inside a request body; then the request gets 408 and the "
+    "connection is closed.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_CONNECTIONS,
+    show_default=True,
+    help="With --http: most connections open at once; a connection beyond them gets 503 and is closed.",
+)
+@click.option(
+    "--disconnect-grace",
+    type=_Seconds(zero=True),
+    default=DEFAULT_DISCONNECT_GRACE,
+    show_default=True,
+    help="With --http: seconds a call of an MCP session goes on after its client closed the connection, "
+    "before it is ended (0: at once).",
+)
+@click.option(
     "--page-size",
     type=click.IntRange(min=1),
     default=DEFAULT_PAGE_SIZE,
@@ -203,6 +273,10 @@ def serve(
     allow_origins: tuple[str, ...],
     token_env: str | None,
     max_body: int,
+    header_timeout: float,
+    body_timeout: float,
+    max_connections: int,
+    disconnect_grace: float,
     page_size: int,
     plugin_modules: tuple[str, ...],
     session_id: str | None,
@@ -215,16 +289,16 @@ def serve(
     result projection. A call that needs approval asks the client's user through MCP
     elicitation when the client supports it, and is refused otherwise.
     """
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, log_level),
-        format="pegboard serve: %(levelname)s %(name)s: %(message)s",
-    )
+    from pegboard_mcp_server.logs import install
+
+    install(getattr(logging, log_level))  # never blocks: standard error may be a pipe nobody reads
     if log_level != "DEBUG":  # the SDK's per-session chatter only when debugging
         logging.getLogger("mcp").setLevel(max(logging.WARNING, getattr(logging, log_level)))
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
     access = _access(http, allow_hosts, allow_origins, token_env, max_body)
+    _only_with_http(http, ("header_timeout", "body_timeout", "max_connections", "disconnect_grace"))
+    limits = HttpLimits(header_timeout, body_timeout, max_connections, disconnect_grace)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
     from pegboard import config_problem
@@ -283,7 +357,7 @@ def serve(
     if access is not None:
         from pegboard_mcp_server.http import run_http
 
-        sys.exit(run_http(make_bridge, access, version=__version__))
+        sys.exit(run_http(make_bridge, access, version=__version__, limits=limits))
     from pegboard_mcp_server.stdio import run_stdio
 
     sys.exit(run_stdio(make_bridge, version=__version__, max_body=max_body))

@@ -35,6 +35,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+#: Set in a request's scope when the server, not the client, cut its body short: why.
+CLOSED_KEY = "pegboard.closed"
 TRANSPORT_REFUSED = -32000
 UNAUTHORIZED = -32001
 INVALID_REQUEST = -32600
@@ -249,7 +251,7 @@ class Access:
         return {name if port is None else f"{name}:{port}" for name, port in self.host_entries}
 
 
-async def _send_refusal(refusal: Refusal, send: Send) -> None:
+async def send_refusal(refusal: Refusal, send: Send) -> None:
     body = refusal.body()
     headers = [
         (b"content-type", b"application/json"),
@@ -295,37 +297,50 @@ class Guard:
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
                 return
-            await _send_refusal(refusal, send)
+            await send_refusal(refusal, send)
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = headers.get("content-length")
         if declared is not None and declared.strip().isdigit() and int(declared) > self.access.max_body:
-            await _send_refusal(self.access.too_large(int(declared)), send)
+            await send_refusal(self.access.too_large(int(declared)), send)
             return
-        read = await self._read_body(receive, send)
+        read = await self._read_body(scope, receive, send)
         if read is None:
             return
         body, replay = read
         if scope.get("method") == "POST" and body.lstrip()[:1] == b"[":
-            await _send_refusal(NO_HTTP_BATCHES, send)
+            await send_refusal(NO_HTTP_BATCHES, send)
             return
         await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Receive, send: Send) -> tuple[bytes, Receive] | None:
-        """Read the whole body within the cap, then hand it on; None when it was refused."""
+    async def _read_body(self, scope: Scope, receive: Receive, send: Send) -> tuple[bytes, Receive] | None:
+        """Read the whole body within the cap, then hand it on; None when it was refused, or
+        cut short (the request is dropped with one line in the log: nobody is left to answer)."""
         buffer = bytearray()
         body = b""
         queued: deque[Message] = deque()
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":
+                why = scope.get(CLOSED_KEY) or "the client closed the connection"
+                declared = _headers(scope).get("content-length")
+                log.info(
+                    "dropped %s %s: %s after %d of %s body bytes",
+                    scope.get("method", ""),
+                    scope.get("path", ""),
+                    why,
+                    len(buffer),
+                    declared if declared is not None else "?",
+                )
+                return None
             if message["type"] != "http.request":
                 queued.append(message)
                 break
             chunk = message.get("body", b"")
             if len(buffer) + len(chunk) > self.access.max_body:
-                await _send_refusal(self.access.too_large(None), send)
+                await send_refusal(self.access.too_large(None), send)
                 return None
             buffer += chunk
             if not message.get("more_body", False):

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pegboard_mcp_server.bridge import Bridge
+from pegboard_mcp_server.bridge import Bridge, error_result
+from pegboard_mcp_server.departures import Departures, departure_of, unless_departed
 from pegboard_mcp_server.guard import Access, Guard, host_form
 from pegboard_mcp_server.host import ClientLink
+from pegboard_mcp_server.limits import HttpLimits
 from pegboard_mcp_server.paging import CursorError
 
 log = logging.getLogger("pegboard.mcp.serve")
@@ -97,7 +99,8 @@ def link_of(ctx: Any, *, related: bool = True) -> ClientLink:
         return dumped
 
     standalone = link_of(ctx, related=False) if related else None
-    return ClientLink(_capabilities(ctx), elicit, create_message, standalone=standalone)
+    changed = ctx.session.send_tool_list_changed  # outside a request: on the session's own stream
+    return ClientLink(_capabilities(ctx), elicit, create_message, standalone=standalone, tools_changed=changed)
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
@@ -168,17 +171,26 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
         async def log_message(level: str, data: Any, logger: str | None) -> None:
             await ctx.session.send_log_message(level, data, logger, related_request_id=ctx.request_id)
 
-        result = await bridge.call_tool(
-            params.name,
-            params.arguments,
-            elicit,
-            client=client,
-            progress=progress,
-            log_message=log_message,
-            sample=sample,
-            request_id=ctx.request_id,
-            link=link,
+        departure = departure_of(ctx)
+        result = await unless_departed(
+            departure,
+            bridge.call_tool(
+                params.name,
+                params.arguments,
+                elicit,
+                client=client,
+                progress=progress,
+                log_message=log_message,
+                sample=sample,
+                request_id=ctx.request_id,
+                link=link,
+            ),
         )
+        if result is None:  # nobody is left to read this
+            grace = departure.grace if departure is not None else 0
+            return types.CallToolResult.model_validate(
+                error_result(f"The client left; the call was ended {grace:g} s later (--disconnect-grace).", "timeout")
+            )
         if client is not None and bridge.signature(client) != before:
             try:
                 await ctx.session.send_tool_list_changed()
@@ -215,8 +227,9 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
         )
 
 
-def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
-    """The ASGI app: the SDK's streamable-HTTP app behind Pegboard's ``Guard``.
+def build_app(bridge: Bridge, access: Access, version: str = "0.1.0", limits: HttpLimits | None = None) -> Any:
+    """The ASGI app: the SDK's streamable-HTTP app behind Pegboard's ``Guard``, with session-bound
+    calls ended ``limits.disconnect_grace`` seconds after their client left.
 
     The SDK's own Host/Origin check is off: it only covers some loopback bindings and allows
     ``localhost`` origins on every port; the guard covers every binding.
@@ -226,7 +239,8 @@ def build_app(bridge: Bridge, access: Access, version: str = "0.1.0") -> Any:
     server = build_server(bridge, version)
     off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(host=access.bind, transport_security=off, max_request_body_size=access.max_body)
-    return Guard(SessionEnd(app, bridge), access)
+    grace = (limits or HttpLimits()).disconnect_grace
+    return Guard(SessionEnd(Departures(app, grace), bridge), access)
 
 
 @dataclass
@@ -285,16 +299,31 @@ def detach_stdin() -> None:
     os.close(null)
 
 
-def run_http(make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0") -> int:
+def run_http(
+    make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0", limits: HttpLimits | None = None
+) -> int:
+    """Serve until stopped. uvicorn logs through the root logger (no handlers of its own, which
+    would write to standard error from the event loop), and speaks HTTP/1.1 through a protocol
+    that applies ``limits`` to every connection."""
     import uvicorn
 
+    from pegboard_mcp_server.connections import protocol_for
+
+    limits = limits or HttpLimits()
     detach_stdin()
     host, port = access.bind, access.port
     bridge = make_bridge()
-    app = build_app(bridge, access, version)
+    app = build_app(bridge, access, version, limits)
     log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE_SECONDS
+        app,
+        host=host,
+        port=port,
+        http=protocol_for(limits),
+        log_config=None,
+        log_level="warning",
+        lifespan="on",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     try:
         uvicorn.Server(config).run()
