@@ -161,6 +161,14 @@ class Bridge:
     _closing: set[Any] = field(default_factory=set, repr=False)
     _idle_checked: float = field(default=float("-inf"), repr=False)
     _approvers: dict[int, tuple[Elicit, Any]] = field(default_factory=dict, repr=False)
+    #: polls the config files and tells the clients of a change (``None``: not watching)
+    config_reload: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.config_reload is None:
+            from pegboard_mcp_server.configreload import ConfigReload
+
+            self.config_reload = ConfigReload.for_pegboard(self.pegboard)
 
     def session_for(self, client: Any = None) -> Session:
         """The session of ``client``, opened on first use (resuming ``session_id`` for stdio).
@@ -170,6 +178,8 @@ class Bridge:
         """
         now = self.clock()
         self._close_idle(now)
+        if self.config_reload is not None:
+            self.config_reload.start()
         key = client if client is None or isinstance(client, str) else id(client)
         if key is not None and key in self._sessions:
             entry = self._sessions[key]
@@ -200,6 +210,8 @@ class Bridge:
         for key, (last, session) in list(self._sessions.items()):
             if now - last > self.idle_timeout:
                 del self._sessions[key]
+                if self.config_reload is not None:
+                    self.config_reload.forget(key)
                 if self.host is not None:
                     self.host.forget(session.id)
                 session.close_sync()
@@ -209,6 +221,8 @@ class Bridge:
         """The client went away: close its session."""
         key = client if isinstance(client, str) else id(client)
         entry = self._sessions.pop(key, None)
+        if self.config_reload is not None:
+            self.config_reload.forget(key)
         if entry is not None:
             if self.host is not None:
                 self.host.forget(entry[1].id)
@@ -240,6 +254,8 @@ class Bridge:
         return len(self._sessions)
 
     async def aclose(self) -> None:
+        if self.config_reload is not None:
+            self.config_reload.stop()
         for _last, session in list(self._sessions.values()):
             await session.close()
             release(session)
@@ -275,6 +291,7 @@ class Bridge:
     def _definitions(self, session: Session, client: Any, link: ClientLink | None) -> list[dict[str, Any]]:
         if self.host is not None and client is not None:
             self.host.remember(session.id, link)
+        self._listen(client, link)
         definitions: list[dict[str, Any]] = session.schema("mcp")
         enabled = session.enabled_tools()
         pending = session.pending_deferred()
@@ -320,6 +337,7 @@ class Bridge:
             session = self.session_for(client)
             if self.host is not None and client is not None:
                 self.host.remember(session.id, link)
+            self._listen(client, link)
             session.approver = approver
             tool_use_id = f"mcp-{request_id}" if request_id is not None else None
             if progress is None and log_message is None:
@@ -344,6 +362,12 @@ class Bridge:
                 await session.close()
                 release(session)
         return result_to_mcp(result)
+
+    def _listen(self, client: Any, link: ClientLink | None) -> None:
+        """A client session that listed or called tools hears when a config change is in force."""
+        if self.config_reload is not None and client is not None and link is not None:
+            key = client if isinstance(client, str) else id(client)
+            self.config_reload.listen(key, link.lasting.tools_changed)
 
     def _approver(self, elicit: Elicit) -> Any:
         """The approver asking through ``elicit``, made once per elicitation function."""

@@ -65,6 +65,8 @@ class ClientLink:
     standalone: ClientLink | None = None
     #: cleared when the request this link belongs to has ended
     active: bool = True
+    #: sends the client ``notifications/tools/list_changed`` outside any request
+    tools_changed: Callable[[], Awaitable[None]] | None = None
 
     @property
     def lasting(self) -> ClientLink:

@@ -562,8 +562,20 @@ class StdioServer:
 
         link = self._link
         if link is None or link.capabilities is not self.client_capabilities:
-            link = self._link = ClientLink(self.client_capabilities, self.elicit, self.create_message)
+            link = self._link = ClientLink(
+                self.client_capabilities, self.elicit, self.create_message, tools_changed=self._tools_changed
+            )
         return link
+
+    async def _tools_changed(self) -> None:
+        """A new config is in force: a client that listed tools hears that its list may differ."""
+        future = self.bridge_future
+        if self._signature is None or future is None or not future.done() or future.cancelled():
+            return
+        if future.exception() is not None:
+            return
+        self._signature = self._bridge_signature(future.result())
+        self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     # -- methods -----------------------------------------------------------------------------
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
