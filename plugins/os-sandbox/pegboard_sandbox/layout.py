@@ -6,15 +6,23 @@ read-only binds, even inside a writable directory. bubblewrap binds paths, not p
 a pattern rule (``Read(.env)``, ``Read(**/*.pem)``) is expanded against the working
 directories when the sandbox starts; past ``maxExpandedPaths`` the sandbox refuses to start
 and names the rule.
+
+Protected paths (``pegboard.protected_paths``: what the permission engine asks before
+writing, and the config files of every scope) are bound read-only too, so a command cannot
+rewrite the settings that sandbox it. One that does not exist yet gets a placeholder to bind
+over (see ``placeholders``), so it cannot be created either.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from pegboard import LoadedConfig, ProtectedPath, protected_paths
+from pegboard_sandbox.placeholders import Spot
 
 _GLOB = set("*?[")
 
@@ -32,6 +40,10 @@ class Layout:
     read_only: tuple[Path, ...] = ()
     temp_dir: Path | None = None
     notes: tuple[str, ...] = field(default=())
+    #: bound read-only over themselves; a missing one gets a placeholder first
+    protected: tuple[Spot, ...] = ()
+    #: writable again below a protected directory (``.pegboard/worktrees``)
+    unprotected: tuple[Path, ...] = ()
 
 
 def _rule_parts(rule: str) -> tuple[str, str] | None:
@@ -111,8 +123,15 @@ def build_layout(
     temp_dir: Path | None,
     extra_writable: Sequence[Path] = (),
     limit: int = 10_000,
+    config: LoadedConfig | None = None,
+    env: Mapping[str, str] | None = None,
+    extra_protected: Sequence[Path] = (),
 ) -> Layout:
-    """The layout for these working dirs and deny rules; raises :class:`SandboxRefused`."""
+    """The layout for these working dirs and deny rules; raises :class:`SandboxRefused`.
+
+    ``config`` and ``env`` say which config files and directories are protected besides the
+    protected names under the working dirs; ``extra_protected`` adds directories of the caller's.
+    """
     roots = [Path(os.path.realpath(d)) for d in working_dirs if Path(d).is_dir()]
     writable = list(dict.fromkeys([*roots, *(Path(os.path.realpath(p)) for p in extra_writable if Path(p).is_dir())]))
     if temp_dir is not None:
@@ -130,7 +149,49 @@ def build_layout(
             real = Path(os.path.realpath(path))
             if real not in target:
                 target.append(real)
-    return Layout(tuple(writable), tuple(masked), tuple(read_only), temp_dir)
+    protected, unprotected, notes = _protected(roots, writable, config, env, extra_protected, limit)
+    return Layout(tuple(writable), tuple(masked), tuple(read_only), temp_dir, notes, protected, unprotected)
+
+
+def _inside(path: Path, directories: Sequence[Path]) -> bool:
+    return any(path == d or path.is_relative_to(d) for d in directories)
+
+
+def _protected(
+    roots: Sequence[Path],
+    writable: Sequence[Path],
+    config: LoadedConfig | None,
+    env: Mapping[str, str] | None,
+    extra: Sequence[Path],
+    limit: int,
+) -> tuple[tuple[Spot, ...], tuple[Path, ...], tuple[str, ...]]:
+    """The protected spots a command could write (inside a writable directory), shallowest first."""
+    found = protected_paths(roots, config=config, env=env, limit=limit)
+    spots: dict[Path, Spot] = {}
+    items: list[ProtectedPath | Spot] = [*found.paths, *(Spot(p, True) for p in extra)]
+    for item in items:
+        real, directory = Path(os.path.realpath(item.path)), item.directory
+        while not os.path.lexists(real.parent) and real.parent != real:  # bar the first missing directory
+            real, directory = real.parent, True
+        if _inside(real.parent, writable) and real not in spots:
+            spots[real] = Spot(real, directory)
+    unprotected = [real for p in found.unprotected if _inside(real := Path(os.path.realpath(p)), writable)]
+    notes = () if found.complete else (
+        f"protected paths were looked for in the first {limit} entries below the working directories only "
+        "(sandbox.maxExpandedPaths); the protected names at their top are all bound",
+    )
+    depth = sorted(spots.values(), key=lambda s: len(s.path.parts))
+    return tuple(depth), tuple(dict.fromkeys(unprotected)), notes
+
+
+def _protected_args(layout: Layout) -> list[str]:
+    """Read-only binds of the protected spots that exist and writable ones below them, outermost first."""
+    binds = [(s.path, "--ro-bind") for s in layout.protected if os.path.lexists(s.path)]
+    binds += [(p, "--bind") for p in layout.unprotected]
+    args: list[str] = []
+    for path, how in sorted(binds, key=lambda b: len(b[0].parts)):
+        args += [how, str(path), str(path)]
+    return args
 
 
 def bwrap_args(layout: Layout, *, bwrap: str = "bwrap") -> list[str]:
@@ -141,6 +202,7 @@ def bwrap_args(layout: Layout, *, bwrap: str = "bwrap") -> list[str]:
             "--unshare-net", "--die-with-parent"]
     for path in layout.writable:
         args += ["--bind", str(path), str(path)]
+    args += _protected_args(layout)
     for path in layout.read_only:
         args += ["--ro-bind", str(path), str(path)]
     for path in layout.masked:

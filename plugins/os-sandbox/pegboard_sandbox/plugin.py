@@ -17,12 +17,14 @@ from pegboard import (
     PermissionDecision,
     StashKey,
     ToolContext,
+    default_data_dir,
     hookimpl,
 )
-from pegboard_sandbox.backend import BubblewrapBackend, SandboxUnavailable
+from pegboard_sandbox.backend import LEDGER_DIR, BubblewrapBackend, SandboxUnavailable
 from pegboard_sandbox.check import probe
 from pegboard_sandbox.config import SANDBOX_SECTION, SANDBOXED_TOOLS, SandboxConfig, load
 from pegboard_sandbox.layout import Layout, build_layout
+from pegboard_sandbox.placeholders import Ledger
 
 if TYPE_CHECKING:
     from pegboard_sandbox.proxy import FilteringProxy
@@ -94,8 +96,15 @@ class RefusingBackend:
         )
 
 
+def ledger_for(pegboard: Any) -> Ledger:
+    """The placeholder ledger in the data directory this Pegboard uses (never in a project)."""
+    env = pegboard.data_env() if pegboard is not None else None
+    return Ledger(default_data_dir(env) / LEDGER_DIR)
+
+
 def layout_for(ctx: ToolContext, cfg: SandboxConfig, temp_root: Path) -> Layout:
-    """The namespace of this call: its working dirs, its session dir, its deny rules."""
+    """The namespace of this call: its working dirs, its session dir, its deny rules, and
+    read-only every protected path, the config files of every scope and the ledger."""
     project = ctx.project_dir or ctx.cwd
     dirs = [project, ctx.cwd, *ctx.additional_dirs]
     extra: list[Path] = []
@@ -104,8 +113,10 @@ def layout_for(ctx: ToolContext, cfg: SandboxConfig, temp_root: Path) -> Layout:
         extra.append(ctx.session.directory)
         temp = ctx.session.directory / "sandbox-tmp"
     deny = list(ctx.config.config.permissions.deny) if ctx.config is not None else []
+    env = ctx.pegboard.env if ctx.pegboard is not None else ctx.env
     return build_layout(cwd=ctx.cwd, project=project, working_dirs=dirs, deny_rules=deny, temp_dir=temp,
-                        extra_writable=extra, limit=cfg.maxExpandedPaths)
+                        extra_writable=extra, limit=cfg.maxExpandedPaths, config=ctx.config, env=env,
+                        extra_protected=[ledger_for(ctx.pegboard).directory])
 
 
 def sandbox_backend(ctx: ToolContext, cfg: SandboxConfig, inner: ExecBackend) -> ExecBackend:
@@ -118,7 +129,8 @@ def sandbox_backend(ctx: ToolContext, cfg: SandboxConfig, inner: ExecBackend) ->
     async def proxy() -> Path | None:
         return await state.proxy_socket(cfg) if cfg.network.allowedDomains else None
 
-    return BubblewrapBackend(inner, lambda: layout_for(ctx, cfg, state.temp()), bwrap=cfg.bwrap, proxy=proxy)
+    return BubblewrapBackend(inner, lambda: layout_for(ctx, cfg, state.temp()), bwrap=cfg.bwrap, proxy=proxy,
+                             ledger=ledger_for(ctx.pegboard))
 
 
 @hookimpl
@@ -174,6 +186,17 @@ def permission_request(call: Any, decision: PermissionDecision, context: ToolCon
 
 
 @hookimpl
+def pegboard_ready(pegboard: Any) -> None:
+    """Remove the placeholders a crashed command left behind (only with the sandbox enabled)."""
+    try:
+        cfg = pegboard.settings("sandbox")
+    except (KeyError, RuntimeError):
+        return
+    if isinstance(cfg, SandboxConfig) and cfg.enabled:
+        ledger_for(pegboard).sweep()
+
+
+@hookimpl
 def pegboard_close(pegboard: Any) -> Any:
     """Stop the filtering proxy if one was started (an awaitable then; nothing otherwise, so
     closing a Pegboard that ran no sandboxed command starts no event loop)."""
@@ -218,4 +241,4 @@ def register_commands(cli: click.Group) -> None:
     cli.add_command(sandbox_cli)
 
 
-__all__ = ["ExecError", "RefusingBackend", "check_report", "layout_for", "sandbox_backend"]
+__all__ = ["ExecError", "RefusingBackend", "check_report", "layout_for", "ledger_for", "sandbox_backend"]
