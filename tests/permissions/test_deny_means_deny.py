@@ -68,7 +68,15 @@ CANNOT_TELL = [
     ("env -C protected touch x", "Edit(protected/**)"),
     ('cd "$dir" && touch x', "Edit(protected/**)"),
     ("cat < $in", "Read(.env)"),
+    ("python3 -c \"print(open('.env').read())\"", "Read(.env)"),
+    ("node -e \"require('fs').readFileSync('secrets/key')\"", "Read(secrets/**)"),
+    ("node -e \"fs.writeFileSync('protected/x', '')\"", "Edit(protected/**)"),
+    ("perl -e 'open(F, \"<.env\")'", "Read(.env)"),
 ]
+
+#: Files handed to a program by a walk that reaches a denied file: asks in every mode.
+WALKS = ["find . -name .env -exec cat {} \\;", "find . -type f -exec grep -l TOKEN {} +", "fd -x cat",
+         "fd . -X cat", "find . -execdir cat {} \\;"]
 
 #: Lines the engine can read to the end: the deny rule decides, in every mode.
 DENIED = [
@@ -105,6 +113,16 @@ def test_what_the_engine_cannot_see_is_never_approved_by_a_mode(tree: Path, comm
         assert d.hard, "only a person may approve what a rule might cover"
 
 
+@pytest.mark.parametrize("command", WALKS)
+@pytest.mark.parametrize("mode", MODES)
+def test_a_walk_that_hands_a_denied_file_to_a_command_asks(tree: Path, command: str, mode: str) -> None:
+    d = _engine(tree, mode).check("Bash", {"command": command})
+    assert d.decision == ("deny" if mode == "dontAsk" else "ask"), (command, mode, d.reason)
+    if command.startswith("find . "):
+        narrow = command.replace("find . ", "find src ", 1)
+        assert _engine(tree, "bypassPermissions").check("Bash", {"command": narrow}).decision == "allow", narrow
+
+
 @pytest.mark.parametrize(("command", "rule"), DENIED)
 @pytest.mark.parametrize("mode", MODES)
 def test_expansions_with_known_values_are_judged_as_what_they_name(tree: Path, command: str, rule: str,
@@ -116,6 +134,8 @@ def test_expansions_with_known_values_are_judged_as_what_they_name(tree: Path, c
 @pytest.mark.parametrize("command", [
     "echo $HOME", "echo \"$(date)\"", 'git commit -m "$(date)"', "ls $PWD/src", "cat \"$PWD/src/a.txt\"",
     "f=src/a.txt; cat $f", "printf '%s\\n' \"$USER\"", "cd src && cat $OLDPWD/src/a.txt",
+    "python3 -c 'print(1)'", "node -e \"console.log(require('./src/a.txt'))\"",
+    "find src -name '*.txt' -exec cat {} +",
 ])
 def test_bypass_still_approves_what_no_rule_can_cover(tree: Path, command: str) -> None:
     d = _engine(tree, "bypassPermissions").check("Bash", {"command": command})

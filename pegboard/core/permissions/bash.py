@@ -466,6 +466,10 @@ def _shell_script(args: list[Word]) -> tuple[Word | None, bool]:
 
 
 _GIT_MESSAGE_OPTIONS = frozenset({"-m", "--message"})
+#: A word that holds code rather than one name (an interpreter's -c / -e program)
+_CODE_LIKE = re.compile(r"[\s()'\";{}=,]")
+_PATH_TOKEN = re.compile(r"(?:~|\.{1,2}/|/)?[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*(?:/[A-Za-z0-9_.@+-]+)*"
+                         r"|\.[A-Za-z0-9_.@+-]+(?:/[A-Za-z0-9_.@+-]+)*")
 #: find's actions that delete or write files: a wildcard allow rule (``Bash(find *)``) does not cover them
 _DELETING_FINDS = frozenset({"find"})
 _FIND_WRITING_ACTIONS = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
@@ -475,6 +479,36 @@ def _without_messages(args: list[Word], words: list[Word]) -> list[Word]:
     """git's ``-m MSG`` / ``--message=MSG`` values are commit messages, never files."""
     messages = {id(args[i + 1]) for i, a in enumerate(args[:-1]) if a.value in _GIT_MESSAGE_OPTIONS}
     return [w for w in words if id(w) not in messages and not w.value.startswith("--message=")]
+
+
+_FIND_EXECS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FD_EXECS = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+
+
+def _exec_roots(name: str, args: list[Word]) -> list[Word] | None:
+    """The trees whose files ``find ... -exec CMD {}`` (or ``fd -x CMD``) hands to CMD, or
+    None when it runs nothing on the files it finds."""
+    values = [w.value for w in args]
+    if name == "find":
+        if not any(v in _FIND_EXECS for v in values) or "{}" not in values:
+            return None
+        roots: list[Word] = []
+        for w in args:
+            if not roots and (w.value in ("-H", "-L", "-P") or w.value.startswith(("-D", "-O"))):
+                continue
+            if w.value.startswith(("-", "(", "!")):
+                break
+            roots.append(w)
+        return roots or [Word(value=".", raw=".")]
+    if not any(v in _FD_EXECS or v.startswith(("--exec=", "--exec-batch=")) for v in values):
+        return None
+    positional: list[Word] = []
+    for w in args:
+        if w.value in _FD_EXECS:
+            break
+        if not w.value.startswith("-"):
+            positional.append(w)
+    return positional[1:] or [Word(value=".", raw=".")]
 
 
 def _script_from_input(args: list[Word]) -> bool:
@@ -1088,6 +1122,8 @@ class _Analysis:
         all_inside = True
         name = _name(u.core[0].value) if u.core else ""
         for w in words:
+            if self.o.deny_bases and _CODE_LIKE.search(w.value):
+                self.code_mentions(name, w)
             paths = self.resolve_word(w, for_deny=True)
             if paths is None:
                 all_inside = False
@@ -1122,6 +1158,22 @@ class _Analysis:
         if self.cwd_unknown:
             all_inside = False
         return all_inside
+
+    def code_mentions(self, name: str, w: Word) -> None:
+        """A word that reads as code (``python -c "open('.env')"``, ``node -e ...``): the
+        file names in it may be read or written by it, so a deny or ask rule on one might apply."""
+        for token in _PATH_TOKEN.findall(w.value)[:64]:
+            if "." not in token and "/" not in token:
+                continue
+            for p in self._resolve_word(Word(value=token, raw=token, tilde=token.startswith("~")), True) or []:
+                v = self.o.read_deny_only(p)
+                rule = v.deny or v.ask
+                if rule is None:
+                    wv = self.o.write_deny_only(p)
+                    rule = wv.deny or wv.ask
+                if rule is not None:
+                    self.out.set_might(rule, f"{name} runs code that names {collapse(p)}")
+                    return
 
     def unknowable(self, name: str, w: Word, write: bool = False) -> None:
         """A path operand the analysis cannot resolve (an expansion, ``~-``, another process's
@@ -1498,6 +1550,8 @@ class _Analysis:
             if outputs:
                 inside, _all_allowed = self.check_writes("git", outputs)
                 writes_inside = writes_inside and inside
+        if name in ("find", "fd", "fdfind") and (roots := _exec_roots(name, args)) is not None:
+            reads_ok = self.check_trees(u, f"{name} -exec", roots, any(w.value == "-L" for w in args)) and reads_ok
         if u.chdir:
             reads_ok = writes_inside = False
             if any(not w.value.startswith(("/", "-")) for w in args):
