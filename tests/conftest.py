@@ -23,15 +23,6 @@ collect_ignore_glob = ["fixtures/*"]
 REPO = Path(__file__).resolve().parents[1]
 
 
-def shared_dir() -> Path:
-    """The ``shared`` directory: ``PEGBOARD_SHARED_DIR``, or beside the repository (CI lays a copy there)."""
-    named = [Path(os.environ["PEGBOARD_SHARED_DIR"])] if os.environ.get("PEGBOARD_SHARED_DIR") else []
-    for candidate in (*named, REPO.parent / "shared", REPO / "shared"):
-        if (candidate / "cases").is_dir():
-            return candidate
-    pytest.fail("cannot find ../shared/cases beside the repository; CI lays a copy of shared/ there")
-
-
 @pytest.fixture
 def repo_root() -> Path:
     return REPO

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 from pegboard.core.config import ConfigLayer
 from pegboard.core.permissions import PermissionEngine
 from pegboard.core.tools import Tool
+from tests.casefiles import CASES_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 HOME = Path("/home/u")
@@ -29,17 +29,8 @@ def installed_tools() -> Callable[[str], Tool | None]:
     return find
 
 
-def shared_cases_dir() -> Path:
-    """``shared/cases`` in ``PEGBOARD_SHARED_DIR`` or beside the repository root (CI lays a copy there)."""
-    named = [Path(os.environ["PEGBOARD_SHARED_DIR"]) / "cases"] if os.environ.get("PEGBOARD_SHARED_DIR") else []
-    for candidate in (*named, REPO.parent / "shared" / "cases", REPO / "shared" / "cases"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"cannot find shared/cases beside {REPO}")
-
-
 def permission_cases() -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = json.loads((shared_cases_dir() / "permission_cases.json").read_text("utf-8"))
+    cases: list[dict[str, Any]] = json.loads((CASES_DIR / "permission_cases.json").read_text("utf-8"))
     return cases
 
 

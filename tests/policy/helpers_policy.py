@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -14,21 +13,12 @@ from pydantic import BaseModel
 from pegboard import Pegboard, Profile, Tool, ToolContext, hookimpl
 from pegboard.core.config import ConfigLayer, PegboardConfig
 from pegboard.core.policy import PolicyCatalog, PolicyTool
+from tests.casefiles import CASES_DIR
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _shared() -> Path:
-    """``shared/`` named by ``PEGBOARD_SHARED_DIR``, beside the repository (CI lays a copy there), or inside it."""
-    named = [Path(os.environ["PEGBOARD_SHARED_DIR"])] if os.environ.get("PEGBOARD_SHARED_DIR") else []
-    for candidate in (*named, REPO_ROOT.parent / "shared", REPO_ROOT / "shared"):
-        if (candidate / "cases").is_dir():
-            return candidate
-    return REPO_ROOT.parent / "shared"
-
-
-SHARED = _shared()
-CASES_FILE = SHARED / "cases" / "policy_cases.json"
+CASES_FILE = CASES_DIR / "policy_cases.json"
 
 
 @cache

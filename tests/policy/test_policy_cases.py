@@ -1,4 +1,4 @@
-"""The shared acceptance cases (../shared/cases/policy_cases.json), loaded as data.
+"""The acceptance cases (tests/cases/policy_cases.json, a copy of the shared cases), loaded as data.
 
 Each case runs twice: through the public ``Pegboard(...).tools(...)`` API with a test plugin
 that registers exactly the case's tools, groups, profiles and aliases, and straight through
@@ -14,8 +14,8 @@ import pytest
 from pegboard.core.policy import UNKNOWN_MARKER, PolicyResult, resolve_policy
 from tests.policy.helpers_policy import CASES_FILE, case_catalog, case_data, case_pegboard, config
 
-if not CASES_FILE.is_file():  # pragma: no cover - CI always has the shared directory beside the repo
-    pytest.fail(f"acceptance cases not found at {CASES_FILE}; CI lays a copy of shared/ beside the repo",
+if not CASES_FILE.is_file():  # pragma: no cover - the copy is part of the repository
+    pytest.fail(f"acceptance cases not found at {CASES_FILE}; copy them from the shared cases directory",
                 pytrace=False)
 
 CASES = case_data()["cases"]
