@@ -200,29 +200,36 @@ class ConfigWatcher:
         """Put ``wanted`` in force, all at once when it loads, else file by file (a file that
         does not load keeps its last good content). The files applied; ``None``: none was."""
         changed = [p for p in reads if reads[p] != self._good.get(p)]
-        try:
-            self.pegboard.reload_config(self._layers(sources, wanted))
-        except ConfigError as exc:
-            if len(changed) <= 1:
-                self._report(changed[0] if changed else None, str(exc), problems)
-                return None
-        else:
+        failed = self._reload(sources, wanted)
+        if failed is None:
             self._good = wanted
             for path in reads:
                 self._broken.pop(path, None)
             return changed
+        if len(changed) <= 1:
+            self._report(changed[0] if changed else None, failed, problems)
+            return None
         applied = []
         for path in changed:
             trial = self._with(self._good, {path: reads[path]})
-            try:
-                self.pegboard.reload_config(self._layers(sources, trial))
-            except ConfigError as exc:
-                self._report(path, str(exc), problems)
+            failed = self._reload(sources, trial)
+            if failed is not None:
+                self._report(path, failed, problems)
                 continue
             self._good = trial
             self._broken.pop(path, None)
             applied.append(path)
         return applied or None
+
+    def _reload(self, sources: Sequence[ConfigSource], good: Mapping[Path, Mapping[str, Any]]) -> str | None:
+        """Put these contents in force; why not, when they do not load (nothing changes then)."""
+        try:
+            self.pegboard.reload_config(self._layers(sources, good))
+        except ConfigError as exc:
+            return str(exc)
+        except Exception as exc:  # a plugin's section model that raised: the config in force stays
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     @staticmethod
     def _with(
