@@ -93,33 +93,34 @@ def protected_paths(
                 add(root / name, False)
         if (root / ".config").is_dir() and not os.path.lexists(root / ".config" / "git"):
             add(root / ".config" / "git", True)
-    while queue:
+    while queue and complete:
         directory = queue.popleft()
+        in_config = directory.name.lower() == ".config"
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            with os.scandir(directory) as listing:
+                entries = list(listing)
         except OSError:
             continue
+        if len(entries) > budget:
+            complete, entries = False, sorted(entries, key=lambda e: e.name)[:budget]
+        budget -= len(entries)
         for entry in entries:
-            if budget <= 0:
-                complete = False
-                queue.clear()
-                break
-            budget -= 1
-            name, path = entry.name.lower(), Path(entry.path)
+            name = entry.name.lower()
             try:
                 walkable = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if name in PROTECTED_DIRS or (name == "git" and directory.name.lower() == ".config"):
+            if name in PROTECTED_DIRS or (in_config and name == "git"):
+                path = Path(entry.path)
                 add(path, True)
                 for sub in _exceptions(path) if walkable else ():
                     if sub.is_dir() and not sub.is_symlink():
                         unprotected.append(sub)
                         queue.append(sub)
             elif name in PROTECTED_FILES:
-                add(path, walkable)
+                add(Path(entry.path), walkable)
             elif walkable:
-                queue.append(path)
+                queue.append(Path(entry.path))
     for item in _config_paths(config, env):
         add(item.path, item.directory)
     return ProtectedPaths(tuple(found.values()), tuple(dict.fromkeys(unprotected)), complete)
