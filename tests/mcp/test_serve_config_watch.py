@@ -113,3 +113,39 @@ async def test_a_stdio_server_with_watching_off_keeps_its_config(workdir: Path) 
         await asyncio.sleep(0.5)
         assert not (await client.call_tool("Bash", {"command": "echo still"})).is_error
         assert changes.count == 0
+
+
+def test_the_poll_interval_comes_from_the_environment() -> None:
+    from pegboard_mcp_server.configreload import DEFAULT_POLL, POLL_ENV, poll_interval
+
+    assert poll_interval({}) == DEFAULT_POLL
+    assert poll_interval({POLL_ENV: "0.25"}) == 0.25
+    assert poll_interval({POLL_ENV: "0"}) == 0.0 and poll_interval({POLL_ENV: "-3"}) == 0.0
+    assert poll_interval({POLL_ENV: "soon"}) == DEFAULT_POLL
+    assert poll_interval({POLL_ENV: "nan"}) == DEFAULT_POLL
+
+
+async def test_a_client_that_cannot_be_told_is_dropped(workdir: Path) -> None:
+    from pegboard import Pegboard
+    from pegboard.testing import isolated_pegboard
+    from pegboard_mcp_server.configreload import ConfigReload
+
+    assert ConfigReload.for_pegboard(isolated_pegboard(cwd=workdir)) is None, "config given in code: no files"
+    pb = Pegboard(cwd=workdir, env={**serve_env(), "PEGBOARD_CONFIG_POLL": "5"}, load_entrypoints=False)
+    reload = ConfigReload.for_pegboard(pb)
+    assert reload is not None and reload.watcher.interval == 5.0
+    told: list[str] = []
+
+    async def fine() -> None:
+        told.append("fine")
+
+    async def gone() -> None:
+        raise ConnectionError("the session is closed")
+
+    reload.listen("a", fine)
+    reload.listen("b", gone)
+    write(workdir / ".pegboard" / "settings.json", {"permissions": {"deny": ["Bash"]}})
+    change = await reload.tick()
+    assert change is not None and change.applied == (workdir / ".pegboard" / "settings.json",)
+    assert told == ["fine"] and list(reload.listeners) == ["a"]
+    assert await reload.tick() is None and told == ["fine"]
