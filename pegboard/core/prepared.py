@@ -2,9 +2,10 @@
 
 Each call needs the caller's enabled tool set (the policy) and a ``ToolContext``. Both follow
 from the registry's version, the tools' availability, the selection, the working directory,
-the mode and the extra directories (the config is fixed for a ``Pegboard``'s lifetime). A
-session keeps the last answer with those inputs; a call whose inputs match reuses the set
-and copies the context, any other call works both out again.
+the mode, the extra directories and the config in force (a new one, from
+``Pegboard.reload_config``, is a new context's config). A session keeps the last answer with
+those inputs; a call whose inputs match reuses the set and copies the context, any other call
+works both out again.
 """
 
 from __future__ import annotations
