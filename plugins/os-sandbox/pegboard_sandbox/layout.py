@@ -25,6 +25,8 @@ from pegboard import LoadedConfig, ProtectedPath, protected_paths
 from pegboard_sandbox.placeholders import Spot
 
 _GLOB = set("*?[")
+#: Entries searched, breadth first, for protected paths below the top of the working dirs.
+PROTECTED_SEARCH = 10_000
 
 
 class SandboxRefused(Exception):
@@ -149,7 +151,7 @@ def build_layout(
             real = Path(os.path.realpath(path))
             if real not in target:
                 target.append(real)
-    protected, unprotected, notes = _protected(roots, writable, config, env, extra_protected, limit)
+    protected, unprotected, notes = _protected(roots, writable, config, env, extra_protected)
     return Layout(tuple(writable), tuple(masked), tuple(read_only), temp_dir, notes, protected, unprotected)
 
 
@@ -163,10 +165,13 @@ def _protected(
     config: LoadedConfig | None,
     env: Mapping[str, str] | None,
     extra: Sequence[Path],
-    limit: int,
 ) -> tuple[tuple[Spot, ...], tuple[Path, ...], tuple[str, ...]]:
-    """The protected spots a command could write (inside a writable directory), shallowest first."""
-    found = protected_paths(roots, config=config, env=env, limit=limit)
+    """The protected spots a command could write (inside a writable directory), shallowest first.
+
+    The search below the working dirs has a fixed bound, not one of the config's: no setting
+    makes it look for fewer.
+    """
+    found = protected_paths(roots, config=config, env=env, limit=PROTECTED_SEARCH)
     spots: dict[Path, Spot] = {}
     items: list[ProtectedPath | Spot] = [*found.paths, *(Spot(p, True) for p in extra)]
     for item in items:
@@ -177,8 +182,8 @@ def _protected(
             spots[real] = Spot(real, directory)
     unprotected = [real for p in found.unprotected if _inside(real := Path(os.path.realpath(p)), writable)]
     notes = () if found.complete else (
-        f"protected paths were looked for in the first {limit} entries below the working directories only "
-        "(sandbox.maxExpandedPaths); the protected names at their top are all bound",
+        f"nested protected paths were looked for in the first {PROTECTED_SEARCH} entries below the working "
+        "directories only; the protected names at their top are all bound",
     )
     depth = sorted(spots.values(), key=lambda s: len(s.path.parts))
     return tuple(depth), tuple(dict.fromkeys(unprotected)), notes
