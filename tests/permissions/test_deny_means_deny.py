@@ -292,3 +292,11 @@ def test_the_modes_table_matches_the_engine(tree: Path, mode: str, column: str) 
         expected = note.rsplit(": ", 1)[1]
         e = _engine(tree, mode, deny=[], allow=erules.get("allow", []))
         assert e.check(tool, tool_input).decision == expected, (mode, column, note)
+
+
+@pytest.mark.parametrize("url", ["http://", "file:///etc/passwd", "http://[::1"])
+def test_a_fetch_whose_host_cannot_be_found_asks_while_domain_rules_exist(tree: Path, url: str) -> None:
+    e = _engine(tree, "bypassPermissions", deny=["WebFetch(domain:evil.example)"])
+    d = e.check("WebFetch", {"url": url})
+    assert (d.decision, d.rule, d.hard) == ("ask", "WebFetch(domain:evil.example)", True), d.reason
+    assert _engine(tree, "bypassPermissions", deny=[]).check("WebFetch", {"url": url}).decision == "allow"

@@ -225,7 +225,16 @@ class CommandRules:
 
     def might_match(self, words: Sequence[str | None]) -> Rule | None:
         """The first rule that may match a command whose words ``None`` cannot be seen."""
-        for c in self.ordered:
+        if not self.ordered:
+            return None
+        first = words[0] if words else None
+        if first is None:
+            return self.ordered[0].rule  # an unseen command name: any rule may match
+        keys = {first, _name(first)}
+        if self.ignore_case:
+            keys = {k.lower() for k in keys}
+        candidates = sorted([*self.wild, *(e for k in keys for e in self.by_word.get(k, ()))], key=lambda e: e[0])
+        for _order, c in candidates:
             if _could_match(c.words, words, self.ignore_case):
                 return c.rule
         return None

@@ -803,6 +803,9 @@ class PermissionEngine:
         hosts, clean = wf.url_hosts(url) if isinstance(url, str) else ([], False)
         if not hosts:
             out.unapproved = f"WebFetch: cannot find a host in {url!r}"
+            rule = next((r for lst in ("deny", "ask") for r, _rx in view.names[lst]), None)
+            if rule is not None:
+                out.might = (rule, f"{out.unapproved}; {rule.text} might apply")
             return out
         for lst in ("deny", "ask"):
             for r, rx in view.names[lst]:
