@@ -137,6 +137,37 @@ def test_a_head_that_does_not_arrive_in_time_gets_408(serve_args: list[str], wor
         answer_within(server, 5.0)
 
 
+def read_response(sock: socket.socket) -> bytes:
+    """One response with a Content-Length, leaving the connection open."""
+    sock.settimeout(10)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head_part, _, rest = data.partition(b"\r\n\r\n")
+    length = next(
+        int(v) for k, _, v in (h.partition(b":") for h in head_part.split(b"\r\n")) if k.lower() == b"content-length"
+    )
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return head_part + b"\r\n\r\n" + rest
+
+
+def test_the_head_deadline_spares_a_kept_alive_connection_and_a_split_head(
+    serve_args: list[str], workdir: Path
+) -> None:
+    with (
+        http_serving([*serve_args, "--header-timeout", "0.3"], workdir) as server,
+        socket.create_connection((server.host, server.port), timeout=5) as sock,
+    ):
+        for _ in range(2):  # a batch gets a short 400 and the connection stays open
+            request = head(server, 2) + b"[]"
+            sock.sendall(request[:30])
+            time.sleep(0.1)
+            sock.sendall(request[30:])
+            assert read_response(sock).startswith(b"HTTP/1.1 400 ")
+            time.sleep(0.6)  # idle between requests: keep-alive, not the head deadline
+
+
 def test_a_stalled_body_gets_408_and_a_slow_one_goes_through(serve_args: list[str], workdir: Path) -> None:
     body = json.dumps(INIT).encode()
     with http_serving([*serve_args, "--body-timeout", "0.4"], workdir) as server:

@@ -326,10 +326,11 @@ class Guard:
             if message["type"] == "http.disconnect":
                 why = scope.get(CLOSED_KEY) or "the client closed the connection"
                 declared = _headers(scope).get("content-length")
+                path = "".join(c if c.isprintable() else "?" for c in _shown(str(scope.get("path", ""))))
                 log.info(
                     "dropped %s %s: %s after %d of %s body bytes",
                     scope.get("method", ""),
-                    scope.get("path", ""),
+                    path,
                     why,
                     len(buffer),
                     declared if declared is not None else "?",
