@@ -5,7 +5,8 @@ opening it fails; an empty read-only tmpfs over a directory) and ``Edit(...)`` d
 read-only binds, even inside a writable directory. bubblewrap binds paths, not patterns, so
 a pattern rule (``Read(.env)``, ``Read(**/*.pem)``) is expanded against the working
 directories when the sandbox starts; past ``maxExpandedPaths`` the sandbox refuses to start
-and names the rule.
+and names the rule. Names match as the engine matches them (case-folded, NFKC), and a
+denied file's hard links are masked with it (``masks``).
 
 Protected paths (``pegboard.protected_paths``: what the permission engine asks before
 writing, and the config files of every scope) are bound read-only too, so a command cannot
@@ -18,10 +19,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 from pegboard import LoadedConfig, ProtectedPath, protected_paths
+from pegboard_sandbox.masks import MaskRefused, every_name, name_matches, spellings
 from pegboard_sandbox.placeholders import Spot
 
 _GLOB = set("*?[")
@@ -100,18 +101,17 @@ def expand_rule(rule: str, spec: str, *, cwd: Path, project: Path, roots: Sequen
     if not pattern:
         return [base] if base is not None else []
     if base is not None and not _has_glob(pattern):
-        path = base / pattern
-        return [path] if os.path.lexists(path) else []
+        return spellings(base, pattern)
     budget = [0]
     found: list[Path] = []
     if base is None:
         for path in _walk(roots, budget, rule, limit):
-            if fnmatchcase(path.name, pattern):
+            if name_matches(path.name, pattern):
                 found.append(path)
         return found
     for path in _walk([base], budget, rule, limit):
         rel = path.relative_to(base).as_posix()
-        if fnmatchcase(rel, pattern) or fnmatchcase(rel, pattern.replace("**/", "")):
+        if name_matches(rel, pattern) or name_matches(rel, pattern.replace("**/", "")):
             found.append(path)
     return found
 
@@ -151,6 +151,11 @@ def build_layout(
             real = Path(os.path.realpath(path))
             if real not in target:
                 target.append(real)
+    try:
+        masked = every_name(masked, roots, limit)
+        read_only = every_name(read_only, writable, limit, strict=False)
+    except MaskRefused as exc:
+        raise SandboxRefused(str(exc)) from None
     protected, unprotected, notes = _protected(roots, writable, config, env, extra_protected)
     return Layout(tuple(writable), tuple(masked), tuple(read_only), temp_dir, notes, protected, unprotected)
 
