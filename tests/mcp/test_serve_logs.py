@@ -63,3 +63,24 @@ def test_records_below_the_level_are_not_queued() -> None:
     finally:
         logger.removeHandler(writer.handler)
         os.close(read_end)
+
+
+def test_flush_waits_until_what_is_queued_is_written() -> None:
+    read_end, write_end = os.pipe()
+    writer = LogWriter(write_end, logging.INFO).start()
+    logger = logging.getLogger("pegboard.test.flush")
+    logger.propagate = False
+    logger.addHandler(writer.handler)
+    logger.setLevel(logging.INFO)
+    try:
+        for n in range(100):
+            logger.info("line %d", n)
+        assert writer.flush()
+        os.set_blocking(read_end, False)
+        written = os.read(read_end, 1 << 20).decode().splitlines()
+        assert written[-1] == "pegboard serve: INFO pegboard.test.flush: line 99" and len(written) == 100
+    finally:
+        logger.removeHandler(writer.handler)
+        writer.stop()
+        os.close(write_end)
+        os.close(read_end)

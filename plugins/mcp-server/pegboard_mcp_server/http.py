@@ -299,6 +299,22 @@ def detach_stdin() -> None:
     os.close(null)
 
 
+def _uvicorn_server() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """Writes the queued log lines once it has shut down: on a signal uvicorn raises it
+        again afterwards, and the process ends without running ``atexit``."""
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            from pegboard_mcp_server.logs import flush
+
+            await super().shutdown(sockets)
+            flush()
+
+    return Server
+
+
 def run_http(
     make_bridge: Callable[[], Bridge], access: Access, *, version: str = "0.1.0", limits: HttpLimits | None = None
 ) -> int:
@@ -326,7 +342,7 @@ def run_http(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     try:
-        uvicorn.Server(config).run()
+        _uvicorn_server()(config).run()
     finally:  # stops what the Pegboard started (MCP servers it is a client of)
         bridge.pegboard.close()
     return 0

@@ -78,12 +78,24 @@ class LogWriter:
             return
         self._thread.join(max(0.0, deadline - time.monotonic()))
 
+    def flush(self, timeout: float = FLUSH_SECONDS) -> bool:
+        """Wait (at most ``timeout`` seconds) until what is queued now is written."""
+        written = threading.Event()
+        try:
+            self.records.put(written, timeout=timeout)
+        except queue.Full:
+            return False
+        return written.wait(timeout)
+
     def _run(self) -> None:
         while True:
             record = self.records.get()
             if record is None:
                 self._report_dropped(self.handler.take_dropped())
                 return
+            if isinstance(record, threading.Event):
+                record.set()
+                continue
             self._report_dropped(getattr(record, "dropped_before", 0))
             self._write(record.getMessage())
 
@@ -116,4 +128,16 @@ def install(level: int, stream: Any = None) -> LogWriter:
     root.setLevel(level)
     logging.captureWarnings(True)
     atexit.register(writer.stop)
+    global _installed
+    _installed = writer
     return writer
+
+
+_installed: LogWriter | None = None
+
+
+def flush(timeout: float = FLUSH_SECONDS) -> None:
+    """Write what is queued before the process ends in a way that skips ``atexit`` (uvicorn
+    re-raises the signal that stopped it)."""
+    if _installed is not None:
+        _installed.flush(timeout)
