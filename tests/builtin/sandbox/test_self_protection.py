@@ -299,3 +299,16 @@ def test_ledger_sweep_removes_what_dead_holders_left(tmp_path: Path) -> None:
     assert not (tmp_path / ".envrc").exists()
     (tmp_path / "ledger" / "placeholders.json").write_text("not json")
     assert book.sweep() == []  # a damaged ledger is an empty one, never an error
+
+
+@needs_bwrap
+async def test_a_cwd_below_the_repository_root_keeps_git_working(project: Path) -> None:
+    sub = project / "sub"
+    sub.mkdir()
+    (project / "tracked.txt").write_text("x\n")
+    git(project, "add", "tracked.txt")
+    pb = runtime_pegboard(sub, config=CONFIG, modules=MODULES)
+    status, envrc = await run(pb, "git status --short", "echo x > .envrc")
+    assert not status.is_error and "A  ../tracked.txt" in status.text, status.text  # sub/.git's placeholder is empty
+    assert envrc.is_error
+    assert os.listdir(sub) == []
