@@ -105,17 +105,21 @@ class Hold:
     released: bool = False
 
     def transfer(self, pid: int) -> None:
-        """From now on the process ``pid`` holds them (its end releases them at the next sweep)."""
+        """From now on the process ``pid`` holds them (its end releases them at the next sweep).
+        A ledger that cannot be written leaves them with this process, which is safe."""
         holder = process_id(pid)
         if holder is None:
             self.release()
-        else:
+            return
+        with contextlib.suppress(OSError):
             self.ledger.retag(self.token, holder)
 
     def release(self) -> None:
+        """Give them up; one that cannot be recorded now goes at the next sweep, its holder gone."""
         if not self.released:
             self.released = True
-            self.ledger.release(self.token)
+            with contextlib.suppress(OSError):
+                self.ledger.release(self.token)
 
 
 class Ledger:
