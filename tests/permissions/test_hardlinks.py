@@ -215,3 +215,20 @@ def test_a_rule_naming_one_file_outside_looks_at_that_file_only(proj: Path) -> N
     os.link(outside / "shadow", proj / "src" / "s2.txt")
     assert e.check("Read", {"file_path": "src/s2.txt"}).decision == "deny"
     assert e.check("Read", {"file_path": "src/s.txt"}).decision == "allow"
+
+
+def test_threads_share_one_engine(proj: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    e = make(proj, deny=["Read(.env)"])
+    for i in range(20):
+        os.link(proj / "plain.txt", proj / "src" / f"p{i}.txt")
+
+    def decide(i: int) -> str:
+        if i % 5 == 0:
+            (proj / "src" / f"new{i}.key").write_text("k")
+        return e.check("Read", {"file_path": "src/notes.txt" if i % 2 else f"src/p{i % 20}.txt"}).decision
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(decide, range(200)))
+    assert got == ["deny" if i % 2 else "allow" for i in range(200)]

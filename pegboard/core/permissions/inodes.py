@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ class CoveredInodes:
         self._counts: dict[str, int] = {}  # directory -> its entries when last read
         self._files: list[str] = []  # roots that name one file (``//etc/shadow``): looked at every time
         self._fresh_for: object = None
+        self._lock = threading.Lock()
 
     # -- the check -------------------------------------------------------------------------
     def other_name(self, path: str, kind: str, st: os.stat_result | None = None) -> LinkHit | None:
@@ -111,6 +113,10 @@ class CoveredInodes:
                 return None
         if st.st_nlink < 2 or not stat.S_ISREG(st.st_mode):
             return None
+        with self._lock:  # one engine may serve several sessions' threads
+            return self._look_up(path, kind, st)
+
+    def _look_up(self, path: str, kind: str, st: os.stat_result) -> LinkHit | None:
         self._current()
         if not self.complete:
             rule = self._any_rule(kind)
