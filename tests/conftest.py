@@ -30,8 +30,14 @@ def repo_root() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep the developer's own user and managed config out of every test."""
+    """Keep the developer's own home, user and managed config and data dirs out of every test
+    (and out of every process a test starts, which inherits this environment)."""
     base = tmp_path_factory.mktemp("pegboard-home")
+    home = base / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(name, str(home / name.lower()))
     monkeypatch.setenv("PEGBOARD_CONFIG_DIR", str(base / "user"))
     monkeypatch.setenv("PEGBOARD_MANAGED_CONFIG_DIR", str(base / "managed"))
     monkeypatch.setenv("PEGBOARD_DATA_DIR", str(base / "data"))
