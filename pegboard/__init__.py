@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.registry import RegistrationConflict
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
     from pegboard.core.rulematch import rule_matches
-    from pegboard.core.sections import ConfigSection
+    from pegboard.core.sections import NARROWS, NEUTRAL, ConfigSection, Direction, Widens
     from pegboard.core.services import CompletionError, CompletionRequest, has_completion, request_completion
     from pegboard.core.session import (
         PermissionUpdate,
@@ -169,7 +169,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "TextBlock",
         "ToolResult",
     ),
-    "pegboard.core.sections": ("ConfigSection",),
+    "pegboard.core.sections": ("ConfigSection", "Direction", "NARROWS", "NEUTRAL", "Widens"),
     "pegboard.core.services": (
         "CompletionError",
         "CompletionRequest",

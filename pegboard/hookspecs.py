@@ -155,24 +155,25 @@ def register_provider_policies(register: ProviderPolicyRegister) -> None:
 def register_config_sections(register: ConfigSectionRegister) -> None:
     """Declare the settings your plugin reads, so they are typed, validated and trust-classed.
 
-    Call ``register(ConfigSection(key, Model, description=..., widening={...}))``. ``key``
-    is the dotted place in the config (``tools.read``); ``Model`` a pydantic model of what
-    may stand there (a wrong type is an error naming the file and key, an unknown key a
-    warning). ``widening`` names every key that can widen what an agent may do (an allow
-    list, a private host, an endpoint that receives data, a switch that turns a check off),
-    with the reason: an untrusted project's value for such a key is ignored. Read the
-    merged, validated value with ``pegboard.settings(key)`` or ``ctx.settings(key)``.
+    Call ``register(ConfigSection(key, Model, description=...))``. ``key`` is the dotted
+    place in the config (``tools.read``); ``Model`` a pydantic model of what may stand there
+    (a wrong type is an error naming the file and key, an unknown key a warning). Every field
+    declares, in its ``Annotated`` type, whether it can widen what an agent may do
+    (``Widens.when_true/when_false/when_set(why)``: a switch that turns a check off, an allow
+    list, a private host, an endpoint that receives data) or not (``NARROWS``, ``NEUTRAL``): an
+    untrusted project's widening value is ignored, and so is its value for a key that declares
+    nothing. Read the merged, validated value with ``pegboard.settings(key)`` or
+    ``ctx.settings(key)``.
 
     Example::
 
         class FetchSettings(BaseModel):
-            allowPrivateHosts: list[str] = []
-            maxChars: int = 50_000
+            allowPrivateHosts: Annotated[list[str], Widens.when_set("lets fetches reach private hosts")] = []
+            maxChars: Annotated[int, NEUTRAL] = 50_000
 
         @hookimpl
         def register_config_sections(register):
-            register(ConfigSection("tools.web.fetch", FetchSettings,
-                                   widening={"allowPrivateHosts": "lets fetches reach private hosts"}))
+            register(ConfigSection("tools.web.fetch", FetchSettings))
     """
 
 

@@ -26,11 +26,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pegboard import (
+    NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
     Pegboard,
@@ -38,6 +39,7 @@ from pegboard import (
     ToolContext,
     ToolRegister,
     ToolResult,
+    Widens,
     default_data_dir,
     hookimpl,
     redact,
@@ -89,26 +91,30 @@ class MemoryRoots:
         return [self.project, self.user, *self.notes]
 
 
+_READS_AND_WRITES = "memory_get reads and memory writes files in this directory"
+
+
 class MemorySettings(BaseModel):
     """``tools.memory``: where memory and notes live, and the limits."""
 
-    directory: str = Field(default=".pegboard/memory", description="project memory, relative to the project")
-    userDirectory: str | None = Field(default=None, description="user memory (default: memory in the data dir)")
-    notes: list[str] = Field(default_factory=list, description="directories of notes memory_search indexes")
-    maxChars: int = Field(default=DEFAULT_MAX_CHARS, gt=0, description="size limit of one memory file")
-    refreshSeconds: float = Field(default=DEFAULT_REFRESH_SECONDS, ge=0, description="how often notes are rescanned")
+    directory: Annotated[str, Widens.when_set(_READS_AND_WRITES)] = Field(
+        default=".pegboard/memory", description="project memory, relative to the project"
+    )
+    userDirectory: Annotated[str | None, Widens.when_set(_READS_AND_WRITES)] = Field(
+        default=None, description="user memory (default: memory in the data dir)"
+    )
+    notes: Annotated[
+        list[str], Widens.when_set("memory_search and memory_get read the files in these directories")
+    ] = Field(default_factory=list, description="directories of notes memory_search indexes")
+    maxChars: Annotated[int, NEUTRAL] = Field(
+        default=DEFAULT_MAX_CHARS, gt=0, description="size limit of one memory file"
+    )
+    refreshSeconds: Annotated[float, NEUTRAL] = Field(
+        default=DEFAULT_REFRESH_SECONDS, ge=0, description="how often notes are rescanned"
+    )
 
 
-SECTION = ConfigSection(
-    SETTINGS_KEY,
-    MemorySettings,
-    description="memory, memory_search and memory_get",
-    widening={
-        "directory": "memory_get reads and memory writes files in this directory",
-        "userDirectory": "memory_get reads and memory writes files in this directory",
-        "notes": "memory_search and memory_get read the files in these directories",
-    },
-)
+SECTION = ConfigSection(SETTINGS_KEY, MemorySettings, description="memory, memory_search and memory_get")
 
 
 def _settings(ctx: ToolContext) -> MemorySettings:

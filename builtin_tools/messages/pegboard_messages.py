@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pegboard import (
+    NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
     MessageDelivery,
@@ -60,7 +61,7 @@ class AgentToAgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    maxPingPongTurns: int = Field(
+    maxPingPongTurns: Annotated[int, NEUTRAL] = Field(
         default=DEFAULT_PING_PONG_TURNS, ge=0, le=5,
         description=f"Reply-back turns after the first reply, 0-5 (default {DEFAULT_PING_PONG_TURNS}).",
     )

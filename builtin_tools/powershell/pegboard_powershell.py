@@ -9,6 +9,7 @@ Limits, cwd carry-over and exit-code meaning are Bash's; the run is in
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +20,7 @@ from pegboard import (
     ToolContext,
     ToolRegister,
     ToolResult,
+    Widens,
     hookimpl,
     tool,
 )
@@ -30,18 +32,16 @@ class PowerShellConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    enabled: bool | None = Field(default=None, description="Switch the tool on (else the environment variable).")
-    respectExecutionPolicy: bool | None = Field(
+    enabled: Annotated[bool | None, Widens.when_true("lets the agent run PowerShell commands")] = Field(
+        default=None, description="Switch the tool on (else the environment variable)."
+    )
+    respectExecutionPolicy: Annotated[bool | None, Widens.when_false("bypasses the execution policy")] = Field(
         default=None, description="Do not pass -ExecutionPolicy Bypass; the machine's policy applies."
     )
 
 
 POWERSHELL_SECTION = ConfigSection(
-    "tools.powershell",
-    PowerShellConfig,
-    description="PowerShell: opt-in switch and execution policy",
-    widening={"enabled": "lets the agent run PowerShell commands",
-              "respectExecutionPolicy": lambda v: None if v is True else "bypasses the execution policy"},
+    "tools.powershell", PowerShellConfig, description="PowerShell: opt-in switch and execution policy"
 )
 
 

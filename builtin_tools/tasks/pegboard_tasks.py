@@ -18,11 +18,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from pegboard import (
+    NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
     Pegboard,
@@ -119,8 +120,12 @@ def _flag(value: object) -> bool | None:
 class TasksSettings(BaseModel):
     """``tools.tasks``: which family is on, and which list the Claude-Code spellings use."""
 
-    enabled: bool | None = Field(default=None, description="false: TodoWrite instead of the Task tools")
-    defaultScope: Scope = Field(default="session", description="the list TaskCreate and friends use by default")
+    enabled: Annotated[bool | None, NEUTRAL] = Field(
+        default=None, description="false: TodoWrite instead of the Task tools"
+    )
+    defaultScope: Annotated[Scope, NEUTRAL] = Field(
+        default="session", description="the list TaskCreate and friends use by default"
+    )
 
 
 def tasks_enabled(env: Mapping[str, str], settings: TasksSettings) -> tuple[bool, str]:

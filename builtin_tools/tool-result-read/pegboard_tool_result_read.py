@@ -12,11 +12,12 @@ carry a stable ``error_kind``: ``invalid_ref``, ``not_found``, ``out_of_scope``,
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from pegboard import (
+    NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
     Session,
@@ -67,7 +68,7 @@ def refusal(kind: str, message: str, ref: str) -> ToolResult:
 class ReaderSettings(BaseModel):
     """``tools.toolResultRead``: the reader's envelope."""
 
-    envelopeChars: int = Field(
+    envelopeChars: Annotated[int, NEUTRAL] = Field(
         default=ENVELOPE_CHARS, ge=1_000, description="header and page together fit in this many characters"
     )
 

@@ -7,11 +7,12 @@ permission subject judged by ``WebFetch(domain:...)`` rules.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from pegboard import (
+    NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
     Pegboard,
@@ -23,7 +24,7 @@ from pegboard import (
     tool,
 )
 from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
-from pegboard_toolkit.webfetch import WIDENING, WebFetchSettings
+from pegboard_toolkit.webfetch import WebFetchSettings
 from pegboard_toolkit.webpages import LoadedPage, cut, error_kind_of, fetch_page
 
 SETTINGS_KEY = "tools.web.extract"
@@ -38,10 +39,10 @@ USAGE = (
 
 
 class ExtractSettings(WebFetchSettings):
-    maxConcurrency: int = Field(default=4, ge=1, le=MAX_URLS,
-                                description="URLs fetched at the same time per call.")
-    defaultMaxChars: int = Field(default=20_000, ge=100,
-                                 description="Characters per URL when a call gives no maxChars.")
+    maxConcurrency: Annotated[int, NEUTRAL] = Field(default=4, ge=1, le=MAX_URLS,
+                                                    description="URLs fetched at the same time per call.")
+    defaultMaxChars: Annotated[int, NEUTRAL] = Field(default=20_000, ge=100,
+                                                     description="Characters per URL when a call gives no maxChars.")
 
 
 class WebExtractInput(BaseModel):
@@ -133,7 +134,7 @@ async def web_extract(input: WebExtractInput, ctx: ToolContext) -> ToolResult:
 
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
-    register(ConfigSection(SETTINGS_KEY, ExtractSettings, description="The web_extract tool.", widening=WIDENING))
+    register(ConfigSection(SETTINGS_KEY, ExtractSettings, description="The web_extract tool."))
 
 
 @hookimpl

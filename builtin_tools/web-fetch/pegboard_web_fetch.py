@@ -25,7 +25,7 @@ from pegboard import (
     tool,
 )
 from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
-from pegboard_toolkit.webfetch import WIDENING, WebFetchSettings
+from pegboard_toolkit.webfetch import WebFetchSettings
 from pegboard_toolkit.webpages import LoadedPage, cut, error_result, fetch_page
 
 SETTINGS_KEY = "tools.web.fetch"
@@ -145,7 +145,7 @@ async def web_fetch(input: WebFetchInput, ctx: ToolContext) -> ToolResult:
 
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
-    register(ConfigSection(SETTINGS_KEY, WebFetchSettings, description="The WebFetch tool.", widening=WIDENING))
+    register(ConfigSection(SETTINGS_KEY, WebFetchSettings, description="The WebFetch tool."))
 
 
 @hookimpl

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from pegboard.core.modes import PERMISSION_MODES as PERMISSION_MODES
 from pegboard.core.modes import PermissionMode
+from pegboard.core.sections import NARROWS, NEUTRAL, Widens
 
 Scope = Literal["default", "user", "project", "project-local", "cli", "managed", "code"]
 SCOPE_ORDER: tuple[Scope, ...] = ("default", "user", "project", "project-local", "cli", "code", "managed")
@@ -50,14 +51,18 @@ class ProviderToolPolicy(_Section):
     deny: list[str] | None = None
 
 
+#: the tool policy picks which tools an agent is offered; permission rules still gate every call
+_OFFERS = NEUTRAL
+
+
 class ToolPolicyConfig(_Section):
     """``tools`` (and ``agents.list[].tools``): which tools an agent sees."""
 
-    profile: str | None = None
-    allow: list[str] | None = None
-    also_allow: list[str] | None = None
-    deny: list[str] | None = None
-    by_provider: dict[str, ProviderToolPolicy] = Field(default_factory=dict)
+    profile: Annotated[str | None, _OFFERS] = None
+    allow: Annotated[list[str] | None, _OFFERS] = None
+    also_allow: Annotated[list[str] | None, _OFFERS] = None
+    deny: Annotated[list[str] | None, NARROWS] = None
+    by_provider: Annotated[dict[str, ProviderToolPolicy], NARROWS] = Field(default_factory=dict)
 
     @field_validator("by_provider", mode="before")
     @classmethod
@@ -103,23 +108,32 @@ class AgentConfig(_Section):
 
 
 class AgentsConfig(_Section):
-    entries: list[AgentConfig] = Field(default_factory=list, alias="list")
+    entries: Annotated[list[AgentConfig], _OFFERS] = Field(default_factory=list, alias="list")
 
 
 class PermissionsConfig(_Section):
     """``permissions``: allow / ask / deny rules, the default mode and extra working dirs."""
 
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
-    default_mode: PermissionMode | None = None
-    additional_directories: list[str] = Field(default_factory=list)
-    disable_bypass_permissions_mode: Literal["disable"] | None = None
-    allow_managed_permission_rules_only: bool | None = None
+    allow: Annotated[list[str], Widens.when_set("allow rules let calls run without asking")] = Field(
+        default_factory=list
+    )
+    ask: Annotated[list[str], NARROWS] = Field(default_factory=list)
+    deny: Annotated[list[str], NARROWS] = Field(default_factory=list)
+    default_mode: Annotated[
+        PermissionMode | None,
+        Widens.when_set("this permission mode asks less than the default", unless=("default", "plan")),
+    ] = None
+    additional_directories: Annotated[
+        list[str], Widens.when_set("adds working directories the agent may read and edit")
+    ] = Field(default_factory=list)
+    disable_bypass_permissions_mode: Annotated[Literal["disable"] | None, NARROWS] = None
+    allow_managed_permission_rules_only: Annotated[bool | None, NEUTRAL] = None  # read from managed settings only
 
 
 class PluginsConfig(_Section):
-    disabled: list[str] = Field(default_factory=list)
+    disabled: Annotated[
+        list[str], Widens.when_set("blocking plugins can switch off a plugin that guards calls")
+    ] = Field(default_factory=list)
 
 
 class RedactionConfig(_Section):
@@ -129,15 +143,15 @@ class RedactionConfig(_Section):
     are secrets whatever their names.
     """
 
-    secrets: list[str] = Field(default_factory=list)
-    secret_env: list[str] = Field(default_factory=list)
+    secrets: Annotated[list[str], NARROWS] = Field(default_factory=list)
+    secret_env: Annotated[list[str], NARROWS] = Field(default_factory=list)
 
 
 class SessionsConfig(_Section):
     """``sessions``: how long stored sessions are kept and how much of their results."""
 
-    retention_days: float = Field(default=30.0, gt=0)
-    result_quota_mib: float = Field(default=64.0, gt=0)
+    retention_days: Annotated[float, NEUTRAL] = Field(default=30.0, gt=0)
+    result_quota_mib: Annotated[float, NEUTRAL] = Field(default=64.0, gt=0)
 
 
 class PegboardConfig(_Section):
@@ -145,7 +159,7 @@ class PegboardConfig(_Section):
 
     tools: ToolPolicyConfig = Field(default_factory=ToolPolicyConfig)
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
-    subagents: dict[str, SubagentConfig] = Field(default_factory=dict)
+    subagents: Annotated[dict[str, SubagentConfig], NARROWS] = Field(default_factory=dict)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)

@@ -4,20 +4,24 @@ A plugin registers the part of the config it reads (``tools.read``, ``sandbox``,
 ``models.small``) with a pydantic model, so its settings get the same treatment as the
 kernel's: a wrong type is an error naming the file and key, an unknown key a warning.
 
-Each section declares which of its keys can **widen** what an agent may do (an allow list,
-a private host the network guard may reach, an endpoint that receives data, a switch that
-turns a check off). An untrusted project (a cloned repository the user has not trusted with
-``pegboard trust``) can only narrow: every widening key in its config is ignored, and
-reported once. The kernel declares its own widening keys the same way, so one mechanism
-covers every key, present and future.
+Every key of a section's model declares, on its field, how it bears on what an agent may do
+(:class:`Widens`): it widens when true, when false or whenever it is set (an allow list, a
+private host the network guard may reach, an endpoint that receives data, a switch that
+turns a check off), or it narrows, or it is neutral. An untrusted project (a cloned
+repository the user has not trusted with ``pegboard trust``) can only narrow: every key its
+config sets in a widening direction is ignored, and reported once. The kernel's own config
+model declares its keys the same way, so one mechanism covers every key, present and
+future; a key that declares nothing, or that no field declares, counts as widening.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, RootModel, ValidationError
@@ -30,30 +34,107 @@ if TYPE_CHECKING:
 #: value of one file (an unknown hook event), beyond what its model's types say.
 Check = Callable[[Any], "tuple[list[str], list[str]]"]
 
-#: A widening declaration: a reason (the key always widens) or a function of the value that
-#: returns a reason when this value widens (``defaultMode = "plan"`` does not).
+#: Why a key widens, as :func:`widening_table` gives it: a reason (the key always widens) or a
+#: function of the value that returns a reason when this value widens (``defaultMode = "plan"``
+#: does not).
 Widening = str | Callable[[Any], "str | None"]
 
 UNTRUSTED_SCOPES = ("project", "project-local")
 TRUST_HINT = "ignored until you trust this project (pegboard trust)"
+
+#: what a key that declares no direction, or that no field declares, counts as
+UNDECLARED = "it declares no widening direction, so it counts as widening"
+
+
+class Direction(StrEnum):
+    """Which values of a key widen what an agent may do."""
+
+    WHEN_TRUE = "widens when true"
+    WHEN_FALSE = "widens when false"
+    WHEN_SET = "widens when set"
+    NARROWS = "narrows"
+    NEUTRAL = "neutral"
+
+
+@dataclass(frozen=True)
+class Widens:
+    """How one config key bears on what an agent may do, declared on its model field::
+
+        allowPrivateHosts: Annotated[list[str], Widens.when_set("lets fetches reach private hosts")] = []
+        enabled: Annotated[bool, Widens.when_false("turns the sandbox off")] = True
+        deniedDomains: Annotated[list[str], NARROWS] = []
+        maxChars: Annotated[int, NEUTRAL] = 50_000
+
+    An untrusted project's value is ignored when it widens: for ``when_true`` any value but
+    ``false``, for ``when_false`` any value but ``true``, for ``when_set`` any value not in
+    ``unless``. A field holding a model declares nothing itself; its own fields do.
+    """
+
+    direction: Direction
+    why: str = ""
+    unless: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.direction, Direction):
+            raise ValueError(f"Widens: direction must be a pegboard Direction, got {self.direction!r}")
+        if self.widening and not self.why.strip():
+            raise ValueError(
+                f"Widens ({self.direction}): say why the key widens, e.g. 'lets fetches reach private hosts'"
+            )
+
+    @classmethod
+    def when_true(cls, why: str) -> Widens:
+        """A switch whose ``true`` lets the agent do more (``allowUnsandboxedCommands``)."""
+        return cls(Direction.WHEN_TRUE, why)
+
+    @classmethod
+    def when_false(cls, why: str) -> Widens:
+        """A switch whose ``false`` turns a check off (``sandbox.enabled``)."""
+        return cls(Direction.WHEN_FALSE, why)
+
+    @classmethod
+    def when_set(cls, why: str, *, unless: Iterable[Any] = ()) -> Widens:
+        """A key whose every value (every entry added) widens, except those in ``unless``
+        (``defaultMode`` widens unless it is ``default`` or ``plan``)."""
+        return cls(Direction.WHEN_SET, why, tuple(unless))
+
+    @property
+    def widening(self) -> bool:
+        return self.direction in (Direction.WHEN_TRUE, Direction.WHEN_FALSE, Direction.WHEN_SET)
+
+    def reason(self, value: Any) -> str | None:
+        """Why ``value`` widens, or ``None`` when it does not."""
+        if value is None or not self.widening:
+            return None
+        if self.direction is Direction.WHEN_TRUE:
+            return None if value is False else self.why
+        if self.direction is Direction.WHEN_FALSE:
+            return None if value is True else self.why
+        return None if any(value == kept for kept in self.unless) else self.why
+
+
+#: a key that can only take permissions away (a deny list, a switch that adds a check)
+NARROWS = Widens(Direction.NARROWS)
+#: a key that neither widens nor narrows (a timeout, a cache size)
+NEUTRAL = Widens(Direction.NEUTRAL)
 
 
 @dataclass(frozen=True)
 class ConfigSection:
     """The settings a plugin reads, at ``key`` (dotted, as written in the config file).
 
-    ``widening`` maps a key inside the section (as written: ``allowedDomains``,
-    ``network.allowPrivateHosts``; ``""`` for the section itself) to why it widens, or to a
-    function of its value that says so. ``description`` is shown by ``pegboard config``.
-    A section that is not an object (a list, a switch, a map of named entries) takes a
-    pydantic ``RootModel``. ``check`` adds the section's own problems to
-    ``pegboard config validate`` (a running Pegboard does not refuse them).
+    Every field of ``model`` declares its widening direction with :class:`Widens` in its
+    ``Annotated`` type (a field holding a model, through the fields of that model).
+    ``description`` is shown by ``pegboard config``. A section that is not an object (a list, a
+    switch, a map of named entries) takes a pydantic ``RootModel`` whose ``root`` declares it.
+    ``check`` adds the section's own problems to ``pegboard config validate`` (a running
+    Pegboard does not refuse them).
     """
 
     key: str
     model: type[BaseModel]
     description: str = ""
-    widening: Mapping[str, Widening] = field(default_factory=dict)
+    widening: Mapping[str, Any] = field(default_factory=dict)
     owner: str = ""
     check: Check | None = None
 
@@ -62,25 +143,53 @@ class ConfigSection:
             raise ValueError(f"a config section needs a dotted key such as 'tools.read', got {self.key!r}")
         if not (isinstance(self.model, type) and issubclass(self.model, BaseModel)):
             raise ValueError(f"config section {self.key!r}: model must be a pydantic BaseModel subclass")
+        if self.widening:
+            raise ValueError(
+                f"config section {self.key!r}: widening= is no longer read; declare each key on its field, "
+                "e.g. Annotated[list[str], Widens.when_set('lets fetches reach private hosts')] (pegboard.Widens)"
+            )
 
-    def widening_keys(self) -> dict[str, Widening]:
-        """Full dotted paths of the widening keys."""
-        return {f"{self.key}.{k}" if k else self.key: why for k, why in self.widening.items()}
+    def declarations(self) -> dict[str, Widens | None]:
+        """Every key's full dotted path and its declaration (``None``: it declares none)."""
+        return {_join(self.key, path): marker for path, marker in declarations(self.model)}
 
 
-def _not_default_or_plan(value: Any) -> str | None:
-    if value in (None, "default", "plan"):
-        return None
-    return f"permission mode {value!r} asks less than the default"
+def _join(head: str, tail: str) -> str:
+    return f"{head}.{tail}" if head and tail else head or tail
 
 
-#: The kernel's own keys that widen what an agent may do.
-KERNEL_WIDENING: dict[str, Widening] = {
-    "permissions.allow": "allow rules let calls run without asking",
-    "permissions.additionalDirectories": "adds working directories the agent may read and edit",
-    "permissions.defaultMode": _not_default_or_plan,
-    "plugins": "blocking or loading plugins can switch off a plugin that guards calls",
-}
+def _marker(info: Any) -> Widens | None:
+    return next((m for m in info.metadata if isinstance(m, Widens)), None)
+
+
+@functools.cache
+def declarations(model: type[BaseModel]) -> tuple[tuple[str, Widens | None], ...]:
+    """``(path, declaration)`` for every key of ``model``, paths as written in config files
+    (``network.allowedDomains``; ``""`` for a root model's value). A field holding a model is
+    not a key of its own unless it declares itself: its fields are."""
+    from pegboard.core.config import _model_of
+
+    found: list[tuple[str, Widens | None]] = []
+
+    def walk(current: type[BaseModel], prefix: str, seen: frozenset[type[BaseModel]]) -> None:
+        for name, info in current.model_fields.items():
+            path = prefix if issubclass(current, RootModel) else _join(prefix, info.alias or name)
+            marker = _marker(info)
+            held = _model_of(info.annotation)
+            if marker is None and held is not None and held[0] == "one" and held[1] not in seen:
+                walk(held[1], path, seen | {held[1]})
+            else:
+                found.append((path, marker))
+
+    walk(model, "", frozenset({model}))
+    return tuple(found)
+
+
+def kernel_declarations() -> dict[str, Widens | None]:
+    """The kernel's own keys (``permissions.allow`` ...) and their declarations."""
+    from pegboard.core.config import PegboardConfig
+
+    return dict(declarations(PegboardConfig))
 
 
 def get_path(data: Mapping[str, Any], dotted: str) -> Any:
@@ -119,11 +228,20 @@ def _reason(why: Widening, value: Any) -> str | None:
     return why(value) if callable(why) else why
 
 
+def _declares_nothing(_value: Any) -> str:
+    return UNDECLARED
+
+
 def widening_table(sections: Iterable[ConfigSection]) -> dict[str, Widening]:
-    """Every registered widening key, the kernel's first."""
-    table = dict(KERNEL_WIDENING)
-    for section in sections:
-        table.update(section.widening_keys())
+    """Every key that can widen, the kernel's first, with why: each key declared widening, and
+    each key that declares nothing."""
+    table: dict[str, Widening] = {}
+    for declared in (kernel_declarations(), *(s.declarations() for s in sections)):
+        for path, marker in declared.items():
+            if marker is None:
+                table[path] = _declares_nothing
+            elif marker.widening:
+                table[path] = marker.reason
     return table
 
 
@@ -131,7 +249,11 @@ def only_narrowing(
     layers: Sequence[ConfigLayer], sections: Iterable[ConfigSection] = ()
 ) -> tuple[list[ConfigLayer], list[str]]:
     """The layers with every widening key removed from untrusted project layers, and one
-    notice per key removed. Trusted layers, and every other scope, pass unchanged."""
+    notice per key removed. Trusted layers, and every other scope, pass unchanged.
+
+    Inside a registered section a key that no field declares is removed too: a plugin may
+    read keys its model lets through, and an undeclared key must not widen."""
+    sections = list(sections)
     table = widening_table(sections)
     out: list[ConfigLayer] = []
     notices: list[str] = []
@@ -153,8 +275,47 @@ def only_narrowing(
                     removed = True
                     where = str(layer.path) if layer.path else f"{layer.scope} config"
                     notices.append(f"{where}: {key} = {json.dumps(value, default=str)[:60]} {TRUST_HINT}: {reason}")
+        for key in _keys_no_field_declares(data, sections):
+            value = get_path(data, key)
+            if _pop_path(data, key):
+                removed = True
+                where = str(layer.path) if layer.path else f"{layer.scope} config"
+                notices.append(f"{where}: {key} = {json.dumps(value, default=str)[:60]} {TRUST_HINT}: no field of "
+                               f"its section declares it, so it counts as widening")
         out.append(replace(layer, data=data) if removed else layer)
     return out, notices
+
+
+def _keys_no_field_declares(data: Mapping[str, Any], sections: Sequence[ConfigSection]) -> list[str]:
+    """Paths in ``data`` inside a registered section (an object, not a root model) that no
+    field of its model declares and no other registered section covers."""
+    from pegboard.core.config import _model_of
+
+    keys = [spelled for s in sections for spelled in spellings(s.key)]
+
+    def walk(model: type[BaseModel], raw: Any, prefix: str) -> list[str]:
+        if not isinstance(raw, Mapping) or issubclass(model, RootModel):
+            return []
+        fields: dict[str, Any] = {}
+        for name, info in model.model_fields.items():
+            fields[name] = fields[info.alias or name] = fields[to_snake(info.alias or name)] = info
+        found: list[str] = []
+        for key, value in raw.items():
+            path = f"{prefix}.{key}"
+            declared = fields.get(str(key))
+            if declared is None:
+                if not any(k == path or k.startswith(path + ".") for k in keys):
+                    found.append(path)
+                continue
+            held = _model_of(declared.annotation)
+            if _marker(declared) is None and held is not None and held[0] == "one":
+                found += walk(held[1], value, path)
+        return found
+
+    out: list[str] = []
+    for section in sections:
+        out += walk(section.model, get_path(data, section.key), section.key)
+    return out
 
 
 def section_problems(
@@ -181,6 +342,7 @@ def section_problems(
                     errors.append(f"{where}: key '{key}': {err['msg']}, found {found}")
                 continue
             unknown = set(unknown_keys(model)) | set(_undeclared(model, value))
+            unknown = {p for p in unknown if not any(o.key.startswith(f"{section.key}.{p}") for o in sections)}
             names = _declared_names(section.model)
             warnings += [f"{where}: unknown key '{section.key}.{p}' (ignored){_hint(section.key, p, names)}"
                          for p in sorted(unknown)]
@@ -281,11 +443,17 @@ def covered_by(path: str, sections: Iterable[ConfigSection]) -> bool:
 
 
 __all__ = [
-    "KERNEL_WIDENING",
+    "NARROWS",
+    "NEUTRAL",
     "TRUST_HINT",
+    "UNDECLARED",
     "ConfigSection",
+    "Direction",
+    "Widens",
     "covered_by",
+    "declarations",
     "get_path",
+    "kernel_declarations",
     "only_narrowing",
     "section_checks",
     "section_problems",

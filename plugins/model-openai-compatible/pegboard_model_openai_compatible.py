@@ -10,11 +10,11 @@ cannot set them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from pegboard import CompletionRequest, ConfigSection, ConfigSectionRegister, ToolContext, hookimpl
+from pegboard import NEUTRAL, CompletionRequest, ConfigSection, ConfigSectionRegister, ToolContext, Widens, hookimpl
 
 SETTINGS_KEY = "models.small"
 
@@ -26,18 +26,19 @@ SYSTEM_PROMPT = (
 
 
 class SmallModelSettings(BaseModel):
-    base_url: str | None = Field(default=None, description="The endpoint, such as https://api.example.com/v1.")
-    model: str | None = Field(default=None, description="The model name the endpoint expects.")
-    api_key_env: str | None = Field(default=None, description="Environment variable that holds the API key.")
-    timeout: float = Field(default=60.0, gt=0, description="Seconds to wait for an answer.")
-    max_input_chars: int = Field(default=100_000, ge=1_000, description="Material cut to this many characters.")
-
-
-WIDENING = {
-    "base_url": "sends page text (and the API key) to this endpoint",
-    "model": "chooses the model that reads page text",
-    "api_key_env": "sends the value of this environment variable to the endpoint",
-}
+    base_url: Annotated[str | None, Widens.when_set("sends page text (and the API key) to this endpoint")] = Field(
+        default=None, description="The endpoint, such as https://api.example.com/v1."
+    )
+    model: Annotated[str | None, Widens.when_set("chooses the model that reads page text")] = Field(
+        default=None, description="The model name the endpoint expects."
+    )
+    api_key_env: Annotated[
+        str | None, Widens.when_set("sends the value of this environment variable to the endpoint")
+    ] = Field(default=None, description="Environment variable that holds the API key.")
+    timeout: Annotated[float, NEUTRAL] = Field(default=60.0, gt=0, description="Seconds to wait for an answer.")
+    max_input_chars: Annotated[int, NEUTRAL] = Field(
+        default=100_000, ge=1_000, description="Material cut to this many characters."
+    )
 
 
 def endpoint(base_url: str) -> str:
@@ -57,8 +58,7 @@ def _answer(data: Any) -> str:
 
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
-    register(ConfigSection(SETTINGS_KEY, SmallModelSettings, description="The small model for quick jobs.",
-                           widening=WIDENING))
+    register(ConfigSection(SETTINGS_KEY, SmallModelSettings, description="The small model for quick jobs."))
 
 
 @hookimpl

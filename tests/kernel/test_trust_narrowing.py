@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel
 
-from pegboard import ConfigError, ConfigSection, Pegboard, hookimpl
+from pegboard import NEUTRAL, ConfigError, ConfigSection, Pegboard, Widens, hookimpl
 from pegboard.core.config import ConfigLayer
 from pegboard.core.sections import get_path, only_narrowing, widening_table
 
@@ -59,7 +59,7 @@ def test_untrusted_project_cannot_grant_itself_anything(tmp_path: Path) -> None:
         "permissions.allow",
         "permissions.additionalDirectories",
         "disableAllHooks",
-        "plugins",
+        "plugins.disabled",
     }
 
 
@@ -84,21 +84,14 @@ def test_plan_mode_from_an_untrusted_project_applies(tmp_path: Path) -> None:
 
 
 class WebSettings(BaseModel):
-    allowPrivateHosts: list[str] = []
-    maxChars: int = 50_000
+    allowPrivateHosts: Annotated[list[str], Widens.when_set("lets fetches reach private hosts")] = []
+    maxChars: Annotated[int, NEUTRAL] = 50_000
 
 
 class WebPlugin:
     @hookimpl
     def register_config_sections(self, register: Any) -> None:
-        register(
-            ConfigSection(
-                "tools.web.fetch",
-                WebSettings,
-                description="fetch settings",
-                widening={"allowPrivateHosts": "lets fetches reach private hosts"},
-            )
-        )
+        register(ConfigSection("tools.web.fetch", WebSettings, description="fetch settings"))
 
 
 def test_a_plugin_sections_widening_key_is_ignored_in_an_untrusted_project(tmp_path: Path) -> None:
@@ -130,7 +123,11 @@ def test_managed_settings_are_never_narrowed(tmp_path: Path) -> None:
 
 
 def _sample(why: Any) -> Any:
-    return "bypassPermissions" if callable(why) else ["anything"]
+    """A value that widens: the first of a few that the declaration says widens."""
+    for value in ("bypassPermissions", True, False, ["anything"]):
+        if (why(value) if callable(why) else why) is not None:
+            return value
+    raise AssertionError(f"no sample value widens for {why}")
 
 
 def test_every_registered_widening_key_is_refused_to_an_untrusted_project(tmp_path: Path) -> None:

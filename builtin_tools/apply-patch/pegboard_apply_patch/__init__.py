@@ -13,15 +13,44 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from pegboard import Subjects, TextBlock, Tool, ToolContext, ToolResult, hookimpl, resolve_path, tool
+from pegboard import (
+    NEUTRAL,
+    ConfigSection,
+    ConfigSectionRegister,
+    Subjects,
+    TextBlock,
+    Tool,
+    ToolContext,
+    ToolResult,
+    Widens,
+    hookimpl,
+    resolve_path,
+    tool,
+)
 from pegboard_apply_patch.apply import commit, plan
 from pegboard_apply_patch.parser import FORMAT_HELP, PatchError, parse_patch, patch_paths
 
 OWNER = "pegboard-apply-patch"
+SETTINGS_KEY = "tools.exec.applyPatch"
+
+
+class ApplyPatchSettings(BaseModel):
+    """``tools.exec.applyPatch``: whether ApplyPatch is offered and where it may write."""
+
+    enabled: Annotated[bool, NEUTRAL] = Field(default=False, description="Offer ApplyPatch without naming it.")
+    workspaceOnly: Annotated[bool, Widens.when_false("lets ApplyPatch write outside the working directories")] = (
+        Field(default=True, description="Keep every path inside the working directories.")
+    )
+    allModels: Annotated[bool, NEUTRAL] = Field(
+        default=False, description="Offer it to every OpenAI model, not only those made for it."
+    )
+
+
+SECTION = ConfigSection(SETTINGS_KEY, ApplyPatchSettings, description="ApplyPatch: opt-in and workspace limit")
 
 
 class ApplyPatchInput(BaseModel):
@@ -136,6 +165,11 @@ apply_patch = make_tool()
 
 
 @hookimpl
+def register_config_sections(register: ConfigSectionRegister) -> None:
+    register(SECTION)
+
+
+@hookimpl
 def pegboard_ready(pegboard: Any) -> None:
     """Register ApplyPatch once the config is known: ``tools.exec.applyPatch.enabled`` makes it
     a regular tool, else it stays optional (enabled only by naming it)."""
@@ -143,4 +177,13 @@ def pegboard_ready(pegboard: Any) -> None:
     pegboard.add_tool(apply_patch if not enabled else make_tool(optional=False), owner=OWNER)
 
 
-__all__ = ["ApplyPatchInput", "apply_patch", "make_tool", "parse_patch", "run_apply_patch", "settings"]
+__all__ = [
+    "SECTION",
+    "ApplyPatchInput",
+    "ApplyPatchSettings",
+    "apply_patch",
+    "make_tool",
+    "parse_patch",
+    "run_apply_patch",
+    "settings",
+]

@@ -4,9 +4,11 @@ tools off as well."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
-from pegboard import ToolContext
+from pegboard import NEUTRAL, ToolContext
 
 SETTINGS_KEY = "tools.cron"
 DISABLE_ENV = ("PEGBOARD_DISABLE_CRON", "FUXI_CODE_DISABLE_CRON")
@@ -14,9 +16,9 @@ DAY = 86400.0
 
 
 class CronSettings(BaseModel):
-    enabled: bool = Field(default=True, description="false: the scheduling tools are unavailable")
-    maxJobs: int = Field(default=50, ge=1, le=1000, description="jobs one session may hold at once")
-    recurringExpiryDays: float = Field(
+    enabled: Annotated[bool, NEUTRAL] = Field(default=True, description="false: the scheduling tools are unavailable")
+    maxJobs: Annotated[int, NEUTRAL] = Field(default=50, ge=1, le=1000, description="jobs one session may hold at once")
+    recurringExpiryDays: Annotated[float, NEUTRAL] = Field(
         default=7, gt=0, le=365, description="a recurring CronCreate job ends this many days after it was made"
     )
 

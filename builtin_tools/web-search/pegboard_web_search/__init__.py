@@ -38,7 +38,7 @@ from pegboard_toolkit.websearch import (
 
 from .brave import BraveBackend
 from .searxng import SearxngBackend
-from .settings import SETTINGS_KEY, WIDENING, WebSearchSettings
+from .settings import SETTINGS_KEY, WebSearchSettings
 
 OWNER = "pegboard-web-search"
 MAX_COUNT = 10
@@ -163,8 +163,7 @@ async def web_search(input: WebSearchInput, ctx: ToolContext) -> ToolResult:
 
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
-    register(ConfigSection(SETTINGS_KEY, WebSearchSettings, description="The WebSearch tool and its backends.",
-                           widening=WIDENING))
+    register(ConfigSection(SETTINGS_KEY, WebSearchSettings, description="The WebSearch tool and its backends."))
 
 
 @hookimpl

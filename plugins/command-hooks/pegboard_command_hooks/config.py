@@ -17,11 +17,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, RootModel
 
-from pegboard import ConfigLayer, ConfigSection, StashKey, ToolContext
+from pegboard import NEUTRAL, ConfigLayer, ConfigSection, StashKey, ToolContext, Widens
 from pegboard.trust import untrusted_message
 
 # Events Pegboard fires, the kernel hook that carries each, and what the matcher is tested on.
@@ -323,21 +323,36 @@ def has_handlers(ctx: ToolContext, event: str) -> bool:
 
 
 class HooksSetting(RootModel[dict[str, list[dict[str, Any]]]]):
-    """``hooks``: event name -> matcher groups, each with its ``hooks`` handlers."""
+    """``hooks``: event name -> matcher groups, each with its ``hooks`` handlers. Neutral for
+    trust: an untrusted project's handlers never run (see ``pegboard trust``)."""
 
-    root: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    root: Annotated[dict[str, list[dict[str, Any]]], NEUTRAL] = Field(default_factory=dict)
 
 
 class UrlPatterns(RootModel[list[str]]):
     """``allowedHttpHookUrls``: URL patterns http handlers may post to (``*`` is a wildcard)."""
 
-    root: list[str] = Field(default_factory=list)
+    root: Annotated[list[str], Widens.when_set("lets hooks send call data to more endpoints")] = Field(
+        default_factory=list
+    )
 
 
 class Switch(RootModel[bool | None]):
     """A switch that is unset, ``true`` or ``false``."""
 
     root: bool | None = None
+
+
+class DisableAllHooks(Switch):
+    """``disableAllHooks``: switch off every configured hook."""
+
+    root: Annotated[bool | None, Widens.when_true("switches off every hook, the user's own included")] = None
+
+
+class ManagedHooksOnly(Switch):
+    """``allowManagedHooksOnly``: run only the hooks of managed config."""
+
+    root: Annotated[bool | None, Widens.when_true("switches off the user's own hooks")] = None
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
@@ -380,22 +395,7 @@ def check_hooks(hooks: Any) -> tuple[list[str], list[str]]:
 
 SECTIONS = (
     ConfigSection("hooks", HooksSetting, description="hook handlers per event (commands, http)", check=check_hooks),
-    ConfigSection(
-        HTTP_ALLOWLIST_KEY,
-        UrlPatterns,
-        description="URLs http hook handlers may post to",
-        widening={"": "lets hooks send call data to more endpoints"},
-    ),
-    ConfigSection(
-        DISABLE_KEY,
-        Switch,
-        description="switch off every configured hook",
-        widening={"": "switches off every hook, the user's own included"},
-    ),
-    ConfigSection(
-        MANAGED_ONLY_KEY,
-        Switch,
-        description="run only the hooks of managed config",
-        widening={"": "switches off the user's own hooks"},
-    ),
+    ConfigSection(HTTP_ALLOWLIST_KEY, UrlPatterns, description="URLs http hook handlers may post to"),
+    ConfigSection(DISABLE_KEY, DisableAllHooks, description="switch off every configured hook"),
+    ConfigSection(MANAGED_ONLY_KEY, ManagedHooksOnly, description="run only the hooks of managed config"),
 )

@@ -7,12 +7,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from pegboard import ConfigSection, find_project_root
+from pegboard import NEUTRAL, ConfigSection, find_project_root
 
 MCP_JSON = ".mcp.json"
 STARTUP_WAIT_ENV = "PEGBOARD_MCP_STARTUP_WAIT"
@@ -49,9 +49,10 @@ class McpServerConfig(BaseModel):
 
 
 class McpServers(RootModel[dict[str, McpServerConfig]]):
-    """``mcpServers``: server name -> its settings."""
+    """``mcpServers``: server name -> its settings. Neutral for trust: servers an untrusted
+    project names are never started or connected (see ``pegboard trust``)."""
 
-    root: dict[str, McpServerConfig] = Field(default_factory=dict)
+    root: Annotated[dict[str, McpServerConfig], NEUTRAL] = Field(default_factory=dict)
 
 
 SECTION = ConfigSection(

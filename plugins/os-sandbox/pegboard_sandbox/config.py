@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard import ConfigSection, ToolContext
+from pegboard import NARROWS, NEUTRAL, ConfigSection, ToolContext, Widens
 
 #: Tools whose commands the sandbox wraps.
 SANDBOXED_TOOLS = frozenset({"Bash", "Monitor", "PowerShell", "exec"})
@@ -16,16 +16,22 @@ DEFAULT_MAX_EXPANDED = 10_000
 class NetworkConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    allowedDomains: list[str] = Field(
+    allowedDomains: Annotated[list[str], Widens.when_set("lets sandboxed commands reach these hosts")] = Field(
         default_factory=list, description="Hosts sandboxed commands may reach through the proxy (none: no network)."
     )
-    deniedDomains: list[str] = Field(
+    deniedDomains: Annotated[list[str], NARROWS] = Field(
         default_factory=list, description="Hosts refused everywhere (the web tools and Monitor refuse them too)."
     )
-    allowManagedDomainsOnly: bool = Field(default=False, description="Only managed settings' domains count.")
-    allowPrivateHosts: list[str] = Field(
+    allowManagedDomainsOnly: Annotated[bool, NARROWS] = Field(
+        default=False, description="Only managed settings' domains count."
+    )
+    allowPrivateHosts: Annotated[list[str], Widens.when_set("lets sandboxed commands reach private hosts")] = Field(
         default_factory=list, description="Private hosts or networks the proxy may still reach (tests, intranets)."
     )
+
+
+_CHECK_OFF = "turns a sandbox check off"
+_FEWER_CHECKS = "lets commands run with fewer checks"
 
 
 class SandboxConfig(BaseModel):
@@ -33,52 +39,31 @@ class SandboxConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    enabled: bool = Field(default=False, description="Run Bash, Monitor and PowerShell commands in the sandbox.")
-    failIfUnavailable: bool = Field(
+    enabled: Annotated[bool, Widens.when_false(_CHECK_OFF)] = Field(
+        default=False, description="Run Bash, Monitor and PowerShell commands in the sandbox."
+    )
+    failIfUnavailable: Annotated[bool, Widens.when_false(_CHECK_OFF)] = Field(
         default=True, description="Refuse commands when bubblewrap cannot run (false: run them unsandboxed)."
     )
-    allowUnsandboxedCommands: bool = Field(
+    allowUnsandboxedCommands: Annotated[bool, Widens.when_true(_FEWER_CHECKS)] = Field(
         default=True, description="Let dangerouslyDisableSandbox run one command outside after an ask."
     )
-    autoAllowBashIfSandboxed: bool = Field(
+    autoAllowBashIfSandboxed: Annotated[bool, Widens.when_true(_FEWER_CHECKS)] = Field(
         default=True, description="A sandboxed command needs no ask its rules would otherwise need."
     )
-    maxExpandedPaths: int = Field(
+    maxExpandedPaths: Annotated[int, NEUTRAL] = Field(
         default=DEFAULT_MAX_EXPANDED, ge=1, description="Paths a Read/Edit deny pattern may expand to."
     )
-    bwrap: str = Field(default="bwrap", description="The bubblewrap binary.")
+    bwrap: Annotated[str, Widens.when_set("runs a program of the config's choosing with every command")] = Field(
+        default="bwrap", description="The bubblewrap binary."
+    )
     network: NetworkConfig = Field(default_factory=NetworkConfig)
-
-
-def _off(name: str) -> Any:
-    """Widening unless the value keeps the check on (an untrusted project may only say ``true``)."""
-    def widens(value: Any) -> str | None:
-        return f"{name} {value!r} turns a sandbox check off" if value is not True else None
-
-    return widens
-
-
-def _on(name: str) -> Any:
-    """Widening unless the value is ``false`` (an untrusted project may only switch it off)."""
-    def widens(value: Any) -> str | None:
-        return f"{name} {value!r} lets commands run with fewer checks" if value is not False else None
-
-    return widens
 
 
 SANDBOX_SECTION = ConfigSection(
     "sandbox",
     SandboxConfig,
     description="OS sandbox for shell commands: bubblewrap, masked paths, network allowlist",
-    widening={
-        "enabled": _off("enabled"),
-        "failIfUnavailable": _off("failIfUnavailable"),
-        "allowUnsandboxedCommands": _on("allowUnsandboxedCommands"),
-        "autoAllowBashIfSandboxed": _on("autoAllowBashIfSandboxed"),
-        "bwrap": "runs a program of the config's choosing with every command",
-        "network.allowedDomains": "lets sandboxed commands reach these hosts",
-        "network.allowPrivateHosts": "lets sandboxed commands reach private hosts",
-    },
 )
 
 

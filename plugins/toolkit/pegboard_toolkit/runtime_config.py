@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pegboard import ConfigSection, ToolContext
+from pegboard import NEUTRAL, ConfigSection, ToolContext, Widens
+
+_RUNS_CODE = Widens.when_set("runs a program of the config's choosing with every command")
 
 
 class BashConfig(BaseModel):
@@ -24,15 +26,27 @@ class BashConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    defaultTimeoutMs: int | None = Field(default=None, ge=1, description="Default timeout (120000).")
-    maxTimeoutMs: int | None = Field(default=None, ge=1, description="Largest timeout a call may ask for (600000).")
-    maxOutputLength: int | None = Field(
+    defaultTimeoutMs: Annotated[int | None, NEUTRAL] = Field(
+        default=None, ge=1, description="Default timeout (120000)."
+    )
+    maxTimeoutMs: Annotated[int | None, NEUTRAL] = Field(
+        default=None, ge=1, description="Largest timeout a call may ask for (600000)."
+    )
+    maxOutputLength: Annotated[int | None, NEUTRAL] = Field(
         default=None, ge=1, description="Output cap in characters (30000, at most 150000)."
     )
-    maintainProjectWorkingDir: bool = Field(default=False, description="Start every command in the project dir.")
-    envFile: str | None = Field(default=None, description="A shell script sourced before every command.")
-    startupFile: str | None = Field(default=None, description="The startup file to snapshot; \"\" for none.")
-    shell: str | None = Field(default=None, description="The bash binary (default: bash on PATH).")
+    maintainProjectWorkingDir: Annotated[bool, NEUTRAL] = Field(
+        default=False, description="Start every command in the project dir."
+    )
+    envFile: Annotated[str | None, _RUNS_CODE] = Field(
+        default=None, description="A shell script sourced before every command."
+    )
+    startupFile: Annotated[str | None, _RUNS_CODE] = Field(
+        default=None, description="The startup file to snapshot; \"\" for none."
+    )
+    shell: Annotated[str | None, _RUNS_CODE] = Field(
+        default=None, description="The bash binary (default: bash on PATH)."
+    )
 
 
 class ExecConfig(BaseModel):
@@ -40,8 +54,10 @@ class ExecConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    timeoutSec: int | None = Field(default=None, ge=1, description="Default timeout in seconds (1800).")
-    yieldMs: int | None = Field(default=None, ge=0, description="Default yieldMs (10000).")
+    timeoutSec: Annotated[int | None, NEUTRAL] = Field(
+        default=None, ge=1, description="Default timeout in seconds (1800)."
+    )
+    yieldMs: Annotated[int | None, NEUTRAL] = Field(default=None, ge=0, description="Default yieldMs (10000).")
 
 
 class BackgroundConfig(BaseModel):
@@ -49,7 +65,9 @@ class BackgroundConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    maxRunning: int | None = Field(default=None, ge=1, description="Running tasks per session (64).")
+    maxRunning: Annotated[int | None, NEUTRAL] = Field(
+        default=None, ge=1, description="Running tasks per session (64)."
+    )
 
 
 #: The largest output cap ``maxOutputLength`` may set, in characters.
@@ -69,13 +87,8 @@ def _which(name: str, path: str) -> str | None:
     return shutil.which(name, path=path)
 
 
-_RUNS_CODE = "runs a program of the config's choosing with every command"
-
 BASH_SECTION = ConfigSection(
-    "tools.bash",
-    BashConfig,
-    description="Bash: timeouts, output cap, cwd carry-over, env file, startup-file snapshot",
-    widening={"envFile": _RUNS_CODE, "startupFile": _RUNS_CODE, "shell": _RUNS_CODE},
+    "tools.bash", BashConfig, description="Bash: timeouts, output cap, cwd carry-over, env file, startup-file snapshot"
 )
 EXEC_SECTION = ConfigSection("tools.exec", ExecConfig, description="exec: default timeout and yieldMs")
 BACKGROUND_SECTION = ConfigSection(

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from pegboard import InvalidUrlError, StashKey, parse_url
+from pegboard import NEUTRAL, InvalidUrlError, StashKey, Widens, parse_url
 
 if TYPE_CHECKING:
     import httpx
@@ -42,29 +42,25 @@ RESOLVER: StashKey[Resolver] = StashKey("pegboard_toolkit.webfetch.resolver")
 class WebFetchSettings(BaseModel):
     """Settings every fetching web tool shares (each tool registers them under its own key)."""
 
-    enabled: bool = Field(default=True, description="Offer the tool at all.")
-    maxCharsCap: int = Field(default=50_000, ge=100,
-                             description="Upper bound of maxChars and of the text a model reads.")
-    maxBytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Body size cap, after decompression.")
-    timeoutSeconds: float = Field(default=30.0, gt=0, description="Deadline for one whole fetch.")
-    connectTimeoutSeconds: float = Field(default=10.0, gt=0, description="Deadline for connecting.")
-    maxRedirects: int = Field(default=10, ge=0, le=20, description="Same-host redirects followed.")
-    cacheTtlMinutes: float = Field(default=15.0, gt=0, description="How long a fetched page is reused.")
-    cacheMaxEntries: int = Field(default=128, ge=1, description="Pages kept in the cache.")
-    allowPrivateHosts: list[str] = Field(
+    enabled: Annotated[bool, NEUTRAL] = Field(default=True, description="Offer the tool at all.")
+    maxCharsCap: Annotated[int, NEUTRAL] = Field(default=50_000, ge=100,
+                                                 description="Upper bound of maxChars and of the text a model reads.")
+    maxBytes: Annotated[int, NEUTRAL] = Field(default=10 * 1024 * 1024, ge=1024,
+                                              description="Body size cap, after decompression.")
+    timeoutSeconds: Annotated[float, NEUTRAL] = Field(default=30.0, gt=0, description="Deadline for one whole fetch.")
+    connectTimeoutSeconds: Annotated[float, NEUTRAL] = Field(default=10.0, gt=0,
+                                                             description="Deadline for connecting.")
+    maxRedirects: Annotated[int, NEUTRAL] = Field(default=10, ge=0, le=20, description="Same-host redirects followed.")
+    cacheTtlMinutes: Annotated[float, NEUTRAL] = Field(default=15.0, gt=0,
+                                                       description="How long a fetched page is reused.")
+    cacheMaxEntries: Annotated[int, NEUTRAL] = Field(default=128, ge=1, description="Pages kept in the cache.")
+    allowPrivateHosts: Annotated[list[str], Widens.when_set("lets the agent's fetches reach private hosts")] = Field(
         default_factory=list,
         description="Host names, addresses or networks that may be reached although not public (intranets, tests).",
     )
-    allowHttpForPrivateHosts: bool = Field(
+    allowHttpForPrivateHosts: Annotated[bool, Widens.when_true("sends requests to private hosts unencrypted")] = Field(
         default=False, description="Keep http:// (no https upgrade) for the allowed private hosts."
     )
-
-
-#: The keys of ``WebFetchSettings`` that widen what an agent may reach.
-WIDENING = {
-    "allowPrivateHosts": "lets the agent's fetches reach private hosts",
-    "allowHttpForPrivateHosts": "sends requests to private hosts unencrypted",
-}
 
 
 class FetchError(Exception):

@@ -148,7 +148,8 @@ async def test_unsandboxed_command_asks_and_runs_outside_when_approved(tmp_path:
 
 
 def test_section_declares_widening_keys() -> None:
-    keys = set(SANDBOX_SECTION.widening)
+    keys = {k.removeprefix("sandbox.") for k, marker in SANDBOX_SECTION.declarations().items()
+            if marker is not None and marker.widening}
     assert {"failIfUnavailable", "allowUnsandboxedCommands", "autoAllowBashIfSandboxed",
             "network.allowedDomains", "network.allowPrivateHosts", "enabled"} <= keys
 
