@@ -170,7 +170,7 @@ def test_the_head_deadline_spares_a_kept_alive_connection_and_a_split_head(
 
 def test_a_stalled_body_gets_408_and_a_slow_one_goes_through(serve_args: list[str], workdir: Path) -> None:
     body = json.dumps(INIT).encode()
-    with http_serving([*serve_args, "--body-timeout", "0.4"], workdir) as server:
+    with http_serving([*serve_args, "--body-timeout", "0.4", "--log-level", "INFO"], workdir) as server:
         with socket.create_connection((server.host, server.port), timeout=5) as sock:
             started = time.monotonic()
             sock.sendall(head(server, len(body)) + body[:10])
@@ -189,6 +189,12 @@ def test_a_stalled_body_gets_408_and_a_slow_one_goes_through(serve_args: list[st
             sock.settimeout(10)
             answered = sock.recv(65536)
         assert answered.startswith(b"HTTP/1.1 200 "), answered
+    assert server.proc.stderr is not None
+    lines = [line for line in server.proc.stderr.read().decode().splitlines() if "body" in line]
+    assert lines == [
+        "pegboard serve: INFO pegboard.mcp.serve: dropped POST /mcp: no body bytes for 0.4 s (--body-timeout) "
+        f"after 10 of {len(body)} body bytes"
+    ]
 
 
 def test_connections_over_the_cap_get_503_and_the_others_carry_on(serve_args: list[str], workdir: Path) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -27,19 +28,13 @@ def refusal_bytes(refusal: Refusal) -> bytes:
     request never reached the application."""
     body = refusal.body()
     head = [
-        f"HTTP/1.1 {refusal.status} {h11_reason(refusal.status)}",
+        f"HTTP/1.1 {refusal.status} {HTTPStatus(refusal.status).phrase}",
         "content-type: application/json",
         f"content-length: {len(body)}",
         "connection: close",
         *(f"{name}: {value}" for name, value in refusal.headers),
     ]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
-
-
-def h11_reason(status: int) -> str:
-    from http import HTTPStatus
-
-    return HTTPStatus(status).phrase
 
 
 def header_timeout_refusal(limits: HttpLimits) -> Refusal:
@@ -153,9 +148,8 @@ class LimitedH11Protocol(H11Protocol):
                 cycle.scope[CLOSED_KEY] = f"no body bytes for {self.limits.body_timeout:g} s (--body-timeout)"  # type: ignore[literal-required]
                 cycle.disconnected = True
                 cycle.message_event.set()
-            if not answered:
+            if not answered:  # the application logs the request it drops, with the reason above
                 self.transport.write(refusal_bytes(refusal))
-            log.info("closed a connection from %s: %s", _peer(self.client), refusal.message)
         else:
             started = bool(self.conn.trailing_data[0])
             if started:
