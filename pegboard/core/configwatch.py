@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,23 +29,14 @@ from pegboard.core.config import (
     layers_of,
     read_config_file,
 )
-from pegboard.core.sections import Widening, get_path, spellings, widening_table
+from pegboard.core.sections import Direction, Widening, get_path, kernel_declarations, spellings, widening_table
 
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
+    from pegboard.core.sections import ConfigSection
 
 #: Seconds between two polls unless the host says otherwise.
 DEFAULT_INTERVAL = 1.0
-
-#: Rule lists whose entries narrow: taking an entry out widens.
-NARROWING_LISTS = ("permissions.deny", "permissions.ask", "tools.deny")
-
-#: Tool-policy keys that can offer more tools when they grow or change.
-POLICY_WIDENING: dict[str, Widening] = {
-    "tools.allow": "the tool allowlist offers more tools",
-    "tools.alsoAllow": "more tools are offered besides the profile's",
-    "tools.profile": "another tool profile may offer more tools",
-}
 
 Fingerprint = tuple[int, int, int]
 
@@ -151,11 +142,12 @@ class ConfigWatcher:
             return ConfigChange(problems=tuple(problems)) if problems else None
         if trust_changed and before != after and not applied:
             applied.append(trust)
-        table = {**widening_table(pb.registry.config_sections.values()), **POLICY_WIDENING}
+        sections = list(pb.registry.config_sections.values())
+        table, narrowing = widening_table(sections), narrowing_keys(sections)
         widened = [
             f"{path}: {change}"
             for path in dict.fromkeys([*before, *after])
-            for change in widening_changes(before.get(path, {}), after.get(path, {}), table)
+            for change in widening_changes(before.get(path, {}), after.get(path, {}), table, narrowing)
         ]
         notices = [w for w in pb._config_warnings if w not in before_warnings]
         return ConfigChange(tuple(applied), tuple(widened), tuple(notices), tuple(problems))
@@ -278,14 +270,36 @@ def _shown(value: Any) -> str:
     return json.dumps(value, default=str)[:80]
 
 
-def widening_changes(old: Mapping[str, Any], new: Mapping[str, Any], table: Mapping[str, Widening]) -> list[str]:
-    """What in ``new`` lets an agent do more than ``old`` did (two versions of one file):
-    an entry gone from a deny or ask list, an entry added to a widening list, a widening key
-    set or changed. ``table`` is the widening keys (:func:`pegboard.core.sections.widening_table`)."""
+def narrowing_keys(sections: Iterable[ConfigSection] = ()) -> list[str]:
+    """Every key declared as narrowing (``permissions.deny``, ``tools.deny``, a plugin's
+    denied-domains list), the kernel's first: taking something out of one widens."""
+    found: list[str] = []
+    for declared in (kernel_declarations(), *(s.declarations() for s in sections)):
+        found += [path for path, mark in declared.items() if mark is not None and mark.direction is Direction.NARROWS]
+    return found
+
+
+def widening_changes(
+    old: Mapping[str, Any], new: Mapping[str, Any], table: Mapping[str, Widening], narrowing: Sequence[str] = ()
+) -> list[str]:
+    """What in ``new`` lets an agent do more than ``old`` did (two versions of one file): an
+    entry gone from a narrowing key, a narrowing value changed, an entry added to a widening
+    list, a widening key set or changed. ``table`` is the widening keys (``widening_table``);
+    ``narrowing`` the narrowing ones (:func:`narrowing_keys`)."""
     out: list[str] = []
-    for key in NARROWING_LISTS:
-        after = _items(_value(new, key))
-        out += [f"{key} no longer holds {_shown(item)}" for item in _items(_value(old, key)) if item not in after]
+    for key in narrowing:
+        before, after = _value(old, key), _value(new, key)
+        if before is None or before == after:
+            continue
+        if isinstance(before, list):
+            kept = _items(after)
+            out += [f"{key} no longer holds {_shown(item)}" for item in before if item not in kept]
+        elif isinstance(before, Mapping):  # named entries (subagents, byProvider): each one narrows
+            now = after if isinstance(after, Mapping) else {}
+            out += [f"{key}.{name} {'changed' if name in now else 'removed'}" for name in before
+                    if now.get(name) != before[name]]
+        else:
+            out.append(f"{key} was {_shown(before)}, now {_shown(after) if after is not None else 'unset'}")
     for key, why in table.items():
         before, after = _value(old, key), _value(new, key)
         if before == after or after is None:
@@ -299,4 +313,4 @@ def widening_changes(old: Mapping[str, Any], new: Mapping[str, Any], table: Mapp
     return out
 
 
-__all__ = ["DEFAULT_INTERVAL", "ConfigChange", "ConfigWatcher", "fingerprint", "widening_changes"]
+__all__ = ["DEFAULT_INTERVAL", "ConfigChange", "ConfigWatcher", "fingerprint", "narrowing_keys", "widening_changes"]

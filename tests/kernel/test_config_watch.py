@@ -7,13 +7,14 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel
 
-from pegboard import ConfigSection, ConfigWatcher, Pegboard, ToolContext, hookimpl, tool
+from pegboard import NARROWS, ConfigSection, ConfigWatcher, Pegboard, ToolContext, Widens, hookimpl, tool
 from pegboard.core.config import ConfigLayer
-from pegboard.core.configwatch import fingerprint
+from pegboard.core.configwatch import fingerprint, narrowing_keys, widening_changes
+from pegboard.core.sections import widening_table
 from pegboard.trust import set_trusted, trust_file
 from tests.kernel.toolkit import ALL_TOOLS, ToolsPlugin
 
@@ -161,7 +162,8 @@ def test_an_emptied_file_is_held_for_one_poll(tmp_path: Path) -> None:
 
 
 def test_widening_changes_are_reported_with_their_file(tmp_path: Path) -> None:
-    root = project(tmp_path, {"permissions": {"deny": ["Boom"], "ask": ["Echo"]}})
+    before = {"permissions": {"deny": ["Boom"], "ask": ["Echo"], "disableBypassPermissionsMode": "disable"}}
+    root = project(tmp_path, before)
     settings = root / ".pegboard" / "settings.json"
     pb = board(root)
     watcher = ConfigWatcher(pb)
@@ -186,8 +188,8 @@ def test_widening_changes_are_reported_with_their_file(tmp_path: Path) -> None:
         'permissions.allow gained "Bash(git *)"',
         'permissions.defaultMode = "acceptEdits"',
         f"permissions.additionalDirectories gained {json.dumps(str(tmp_path))}",
-        'tools.alsoAllow gained "Picture"',
-    }
+        'permissions.disableBypassPermissionsMode was "disable", now unset',
+    }, "the tool policy only picks what is offered: it is not reported"
     assert pb.config.permissions.default_mode == "acceptEdits"
     write(settings, {"permissions": {"defaultMode": "plan", "deny": ["Boom"]}})
     change = watcher.poll()
@@ -219,6 +221,8 @@ def test_an_untrusted_projects_widening_keys_stay_refused(tmp_path: Path) -> Non
 
 class Strict(BaseModel):
     limit: int = 1
+    blocked: Annotated[list[str], NARROWS] = []
+    checked: Annotated[bool, Widens.when_false("turns the check off")] = True
 
 
 class StrictPlugin:
@@ -321,3 +325,15 @@ def test_a_cli_config_file_that_goes_away_keeps_its_rules(tmp_path: Path) -> Non
         f"{extra}: no such config file (the last content of this file that loaded stays in force)",
     )
     assert pb.check("Boom", {}).decision == "deny"
+
+
+def test_a_plugins_declared_directions_decide_what_widens() -> None:
+    sections = [ConfigSection("tools.strict", Strict, description="a section with a typed key")]
+    assert "tools.strict.blocked" in narrowing_keys(sections) and "permissions.deny" in narrowing_keys(sections)
+    old = {"tools": {"strict": {"blocked": ["a", "b"], "checked": True}}}
+    new = {"tools": {"strict": {"blocked": ["b", "c"], "checked": False}}}
+    changes = widening_changes(old, new, widening_table(sections), narrowing_keys(sections))
+    assert changes == ['tools.strict.blocked no longer holds "a"', "tools.strict.checked = false: turns the check off"]
+    assert widening_changes(new, old, widening_table(sections), narrowing_keys(sections)) == [
+        'tools.strict.blocked no longer holds "c"'
+    ]
