@@ -38,6 +38,11 @@ class PreToolUseDecision(_HookAnswer):
 
     decision: HookBehavior | None = None
     updated_input: dict[str, Any] | None = None
+    #: with ``decision="allow"`` in ``permission_request``: the call runs where the OS itself
+    #: enforces every Read/Edit deny rule (a sandbox that masks the denied files), which settles
+    #: an ask that is hard only because such a rule might cover a file the engine cannot name
+    #: (``PermissionDecision.unseen_files``)
+    enforces_file_rules: bool = False
 
 
 class PostToolUseDecision(_HookAnswer):
@@ -72,6 +77,7 @@ class HookDecision(BaseModel):
     system_message: str | None = None
     notices: tuple[str, ...] = ()
     source: str | None = None
+    enforces_file_rules: bool = False  # see PreToolUseDecision.enforces_file_rules
 
 
 #: what a per-call hook may return as its decision
@@ -88,8 +94,13 @@ class PermissionDecision(BaseModel):
     source: str | None = None
     reason: str = ""
     #: an "ask" that only a person may approve: no allow rule, mode or hook allow can
-    #: (protected paths, critical ``rm``, commands that cannot be analysed, plan-mode edits)
+    #: (protected paths, critical ``rm``, commands that cannot be analysed, plan-mode edits,
+    #: a part of the call a deny or ask rule might cover that the engine cannot see)
     hard: bool = False
+    #: a hard ask whose only cause is that Read/Edit deny rules might cover a file the engine
+    #: cannot name (``cat "$f"``): where the OS enforces those rules (a sandbox that masks the
+    #: denied files) a hook that says so may settle it (``enforces_file_rules``)
+    unseen_files: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"decision": self.decision, "rule": self.rule, "source": self.source, "reason": self.reason}
@@ -107,10 +118,15 @@ def strongest_permission(decisions: Iterable[PermissionDecision]) -> PermissionD
     for d in decisions:
         if best is None or _strength(d) > _strength(best):
             best = d
-    if best is not None and best.decision == "ask" and not best.hard and any(
-        d.hard and d.decision == "ask" for d in decisions if d is not best
-    ):
-        best = best.model_copy(update={"hard": True})
+    if best is not None and best.decision == "ask":
+        others = [d for d in decisions if d is not best and d.hard and d.decision == "ask"]
+        if others:
+            reasons = [best.reason, *(d.reason for d in others if d.reason and d.reason not in best.reason)]
+            best = best.model_copy(update={
+                "hard": True, "reason": "; ".join(r for r in reasons if r),
+                "unseen_files": (best.unseen_files or (not best.hard and best.rule is None))
+                and all(d.unseen_files for d in others),
+            })
     return best
 
 

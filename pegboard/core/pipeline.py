@@ -422,6 +422,9 @@ class CallPipeline:
                 recheck = await self.rechecked(call, ctx, state, decision)
                 if recheck is not None:
                     return recheck
+            if settled.decision == "allow" and decision.hard and decision.unseen_files \
+                    and settled.enforces_file_rules:
+                return None
             if settled.decision == "allow" and decision.hard:
                 state.notices.append(f"permission_request hook {plugin} cannot approve this: {decision.reason}")
             elif settled.decision == "allow":

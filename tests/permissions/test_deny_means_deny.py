@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard import Pegboard
+from pegboard import Pegboard, PreToolUseDecision, ToolResult, hookimpl
 from pegboard.core.config import ConfigLayer
+from pegboard.core.decisions import PermissionDecision, strongest_permission
 from pegboard.core.permissions import PermissionEngine
 from tests.permissions.support import REPO, installed_tools
 
@@ -300,3 +301,63 @@ def test_a_fetch_whose_host_cannot_be_found_asks_while_domain_rules_exist(tree: 
     d = e.check("WebFetch", {"url": url})
     assert (d.decision, d.rule, d.hard) == ("ask", "WebFetch(domain:evil.example)", True), d.reason
     assert _engine(tree, "bypassPermissions", deny=[]).check("WebFetch", {"url": url}).decision == "allow"
+
+
+# -- who may settle a "might apply" ask ---------------------------------------------------
+
+class _Vouching:
+    """A permission_request hook that approves, saying (or not) that the OS enforces file rules."""
+
+    def __init__(self, enforces: bool) -> None:
+        self.enforces = enforces
+        self.seen: list[PermissionDecision] = []
+
+    @hookimpl
+    def permission_request(self, call: object, decision: PermissionDecision, context: object) -> PreToolUseDecision:
+        self.seen.append(decision)
+        return PreToolUseDecision(decision="allow", enforces_file_rules=self.enforces)
+
+
+def _run(root: Path, command: str, hook: _Vouching, deny: list[str]) -> ToolResult:
+    layer = ConfigLayer("project", {"permissions": {"deny": deny, "defaultMode": "bypassPermissions"}},
+                        path=root / ".pegboard/settings.json", root=root)
+    pb = Pegboard(layers=[layer], cwd=root, plugins=[hook])
+    try:
+        return asyncio.run(pb.call("Bash", {"command": command}))
+    finally:
+        pb.close()
+
+
+def test_only_a_hook_that_enforces_file_rules_settles_an_unseen_file(tree: Path) -> None:
+    plain = _Vouching(enforces=False)
+    assert _run(tree, 'cat "src/$f"', plain, ["Read(.env)"]).reason == "not_approved"
+    assert plain.seen and plain.seen[0].unseen_files and plain.seen[0].hard
+    vouching = _Vouching(enforces=True)
+    result = _run(tree, 'f=a.txt; cat "src/$g"', vouching, ["Read(.env)"])
+    assert result.reason != "not_approved", result.text
+
+
+def test_an_unseen_command_or_an_ask_rule_is_never_settled_by_enforcement(tree: Path) -> None:
+    hook = _Vouching(enforces=True)
+    assert _run(tree, "$(command -v curl) http://127.0.0.1:9/", hook, ["Bash(curl *)"]).reason == "not_approved"
+    assert not hook.seen[0].unseen_files
+    e = _engine(tree, "default", deny=["Read(.env)"], ask=["Read(secrets/**)"])
+    assert not e.check("Bash", {"command": 'cat "$f"'}).unseen_files, "the sandbox masks deny rules, not asks"
+
+
+def test_an_ask_rule_beside_an_unseen_part_stays_hard(tree: Path) -> None:
+    e = _engine(tree, "default", deny=["Read(.env)"], ask=["Bash(cat *)"])
+    d = e.check("Bash", {"command": 'cat "$f"'})
+    assert (d.decision, d.rule, d.hard, d.unseen_files) == ("ask", "Bash(cat *)", True, False)
+    assert "might apply" in d.reason
+
+
+def test_combined_asks_keep_every_reason_and_the_strictest_flags() -> None:
+    unseen = PermissionDecision(decision="ask", rule="Read(.env)", reason="r1", hard=True, unseen_files=True)
+    outside = PermissionDecision(decision="ask", reason="runs outside the sandbox", hard=True)
+    default = PermissionDecision(decision="ask", reason="needs permission")
+    both = strongest_permission([unseen, outside])
+    assert both is not None and both.hard and not both.unseen_files
+    assert "r1" in both.reason and "outside the sandbox" in both.reason
+    merged = strongest_permission([default, unseen])
+    assert merged is not None and merged.rule == "Read(.env)" and merged.unseen_files

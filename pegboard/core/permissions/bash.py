@@ -277,6 +277,7 @@ class BashOutcome:
     #: a deny or ask rule that may apply to a part the analysis cannot see (an expansion, a script
     #: on stdin, a directory changed to): asks in every mode but dontAsk, which denies
     might: tuple[Rule, str] | None = None
+    might_files_only: bool = True  # every rule that might apply is a Read/Edit deny rule
     protected: str | None = None  # a protected-path write (bypass allows)
     unapproved: str | None = None  # first part no rule, read-only set or mode approves
     needs_edit_mode: str | None = None  # approved only if the mode approves in-scope edits
@@ -297,7 +298,10 @@ class BashOutcome:
             self.hard_ask = reason
 
     def set_might(self, rule: Rule | None, reason: str) -> None:
-        if rule is not None and self.might is None:
+        if rule is None:
+            return
+        self.might_files_only = self.might_files_only and rule.lst == "deny" and rule.target in ("Read", "Edit")
+        if self.might is None:
             self.might = (rule, f"{reason}; {rule.text} might apply")
 
     def set_unverifiable(self, reason: str) -> None:

@@ -74,6 +74,7 @@ class _Outcome:
     refuse: str | None = None  # denied without a rule (a command with raw control characters)
     ask: tuple[Rule, str] | None = None
     might: tuple[Rule, str] | None = None  # a deny or ask rule may apply to what cannot be seen
+    might_files_only: bool = False  # ... and only Read/Edit deny rules may (an OS sandbox enforces them)
     hard_ask: str | None = None
     protected: str | None = None
     allow: tuple[Rule, str] | None = None
@@ -686,9 +687,14 @@ class PermissionEngine:
         if out.refuse is not None:
             return self._decision("deny", None, out.refuse)
         if out.ask is not None:
-            return self._ask(out.ask[0], out.ask[1])
+            also = out.might[1] if out.might is not None else out.hard_ask
+            if also is None:
+                return self._ask(out.ask[0], out.ask[1])
+            return self._ask(out.ask[0], f"{out.ask[1]}; {also}", hard=True)
         if out.might is not None:
-            return self._ask(out.might[0], out.might[1], hard=True)
+            decision = self._ask(out.might[0], out.might[1], hard=True)
+            files = out.might_files_only and not any(r.lst == "ask" for _base, r in self._deny_bases)
+            return decision.model_copy(update={"unseen_files": True}) if files and decision.hard else decision
         if out.hard_ask is not None:
             return self._ask(None, out.hard_ask, hard=True)
         if self.mode == "bypassPermissions":
@@ -964,10 +970,12 @@ class PermissionEngine:
             out.note("ask", result.ask_rule, result.ask_reason)
         out.hard_ask = result.hard_ask
         out.might = result.might
+        out.might_files_only = result.might_files_only
         if result.unverifiable is not None:
             might = self._any_rule(view)
             if out.hard_ask is None and out.might is None and might is not None:
                 out.might = (might, f"{result.unverifiable}; {might.text} might apply")
+                out.might_files_only = False
             elif result.unapproved is None:
                 result.unapproved = result.unverifiable
         out.protected = result.protected

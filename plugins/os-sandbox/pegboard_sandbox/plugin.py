@@ -173,15 +173,23 @@ def check_permission(call: Any, context: ToolContext) -> PermissionDecision | No
 
 @hookimpl
 def permission_request(call: Any, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
-    """``autoAllowBashIfSandboxed``: a command that will run sandboxed needs no tool-default ask.
-    An ask from a rule, a hard ask and every deny still stand."""
+    """``autoAllowBashIfSandboxed``: a command that will run sandboxed needs no tool-default ask,
+    and no ask that only Read/Edit deny rules might cause (the sandbox masks every file they
+    deny, so it enforces them itself). An ask from a rule, any other hard ask and every deny
+    still stand."""
     if call.name not in SANDBOXED_TOOLS or call.input.get("dangerouslyDisableSandbox"):
         return None
     cfg = load(context)
-    if not (cfg.enabled and cfg.autoAllowBashIfSandboxed) or decision.rule is not None or decision.hard:
+    enforced = decision.unseen_files and decision.hard
+    if not (cfg.enabled and cfg.autoAllowBashIfSandboxed) or (
+            (decision.rule is not None or decision.hard) and not enforced):
         return None
     if probe(cfg.bwrap) is not None:
         return None
+    if enforced:
+        return HookDecision(decision="allow", enforces_file_rules=True,
+                            reason="the command runs in the sandbox, which masks every file a Read or Edit deny "
+                                   "rule covers (sandbox.autoAllowBashIfSandboxed)")
     return HookDecision(decision="allow", reason="the command runs in the sandbox (sandbox.autoAllowBashIfSandboxed)")
 
 
