@@ -4,13 +4,14 @@ Run: ``.venv/bin/python benchmarks/bench_permissions.py [--n N] [--old COMMIT]``
 
 Goals: p50 under 50 µs for a path decision (Read / Edit with path rules) and under 300 µs
 for a 5-part compound Bash command; and, measured in the same run, no more than 10% above
-the engine before the bypass-class work (commit ``c4df0d0``) for either workload.
+the engine before the "deny means deny" work (commit ``d5f85d6``) for either workload.
 
 The old engine is loaded from git (``git show COMMIT:pegboard/core/permissions/*.py``) into
 a temporary package beside the current kernel, so both run on the same interpreter, config
-loader and machine. It had no per-call caches; the current engine caches parses by text and
-command effects by arguments, which a benchmark repeating three commands would hit every
-time. So the comparison clears those caches before every timed call (outside the timing):
+loader and machine. Both engines cache parses by text and command effects by arguments,
+which a benchmark repeating three commands would hit every time (engines before ``c4df0d0``
+had no such caches). So the comparison clears each engine's caches before every timed call
+(outside the timing):
 every decision is paid in full, as for a command the host has never seen. The two engines
 take turns call by call, so load from other processes falls on both alike. The cached
 figure is printed too, as what a host pays for a repeated command.
@@ -48,7 +49,7 @@ from pegboard.core.permissions import PermissionEngine, bashparse, commands, eff
 PATH_GOAL_US = 50.0
 BASH_GOAL_US = 300.0
 MAX_RATIO = 1.10
-OLD_COMMIT = "c4df0d0"
+OLD_COMMIT = "d5f85d6"
 REPO = Path(__file__).resolve().parents[1]
 #: The current engine's per-call caches (the old engine had none).
 CALL_CACHES = (bashparse._parse_cached, effects._cached_effects, commands._generic_effects)
@@ -135,6 +136,22 @@ def pct(samples: list[float], q: float) -> float:
 def clear_call_caches() -> None:
     for cached in CALL_CACHES:
         cached.cache_clear()
+
+
+def old_call_caches() -> Callable[[], None]:
+    """Clears the old engine's caches of the same names, where it has them."""
+    found = []
+    for cached in CALL_CACHES:
+        module = sys.modules.get(cached.__module__.replace("pegboard.core.permissions", "_old_permissions"))
+        old = getattr(module, cached.__name__, None)
+        if old is not None and hasattr(old, "cache_clear"):
+            found.append(old)
+
+    def clear() -> None:
+        for old in found:
+            old.cache_clear()
+
+    return clear
 
 
 def workloads(engine: Any) -> tuple[Callable[[], object], Callable[[], object]]:
@@ -234,9 +251,10 @@ def main() -> None:
         new_path, new_bash = workloads(engine)
         if old_cls is not None:
             old_path, old_bash = workloads(old_cls([make_layer()], cwd=Path("/proj"), home=Path("/home/u")))
-            old_rows, new_rows = interleaved([(old_path, None), (new_path, clear_call_caches)], args.n)
+            clear_old = old_call_caches()
+            old_rows, new_rows = interleaved([(old_path, clear_old), (new_path, clear_call_caches)], args.n)
             rows += [("old: path decision", old_rows), ("path decision", new_rows)]
-            old_rows, new_rows = interleaved([(old_bash, None), (new_bash, clear_call_caches)], args.n)
+            old_rows, new_rows = interleaved([(old_bash, clear_old), (new_bash, clear_call_caches)], args.n)
             rows += [("old: 5-part Bash", old_rows), ("5-part Bash, uncached", new_rows)]
         else:
             rows.append(("path decision", measure(new_path, args.n, clear_call_caches)))
