@@ -11,7 +11,8 @@ turns a check off), or it narrows, or it is neutral. An untrusted project (a clo
 repository the user has not trusted with ``pegboard trust``) can only narrow: every key its
 config sets in a widening direction is ignored, and reported once. The kernel's own config
 model declares its keys the same way, so one mechanism covers every key, present and
-future; a key that declares nothing, or that no field declares, counts as widening.
+future. In a plugin's section, a key that declares nothing, or that no field declares,
+counts as widening.
 """
 
 from __future__ import annotations
