@@ -509,7 +509,8 @@ class Pegboard:
         home: Path | str | None = None,
         session_rules: Mapping[str, Sequence[str]] | None = None,
     ) -> PermissionDecision:
-        """May this call run? The rule engine's answer combined with ``check_permission`` hooks."""
+        """May this call run? The rule engine's answer combined with ``check_permission`` hooks.
+        The reason quotes the call, so it is redacted like every text that leaves the kernel."""
         engine = self._authorizer.engine(
             cwd=cwd, mode=mode, additional_dirs=additional_dirs, home=home, session_rules=session_rules
         )
@@ -517,11 +518,14 @@ class Pegboard:
         from pegboard.core.permissions.subjects import check_call
 
         decision = check_call(engine, registered.name if registered else tool, tool_input, registered)
-        if registered is None or not self.hooks.has("check_permission"):
-            return decision
-        ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
-        call = ToolCall(registered, dict(tool_input), requested_name=tool)
-        return resolve_sync(self._authorizer.with_hooks(decision, call, ctx, []))
+        if registered is not None and self.hooks.has("check_permission"):
+            ctx = self.context(cwd=cwd, mode=engine.mode, additional_dirs=additional_dirs)
+            call = ToolCall(registered, dict(tool_input), requested_name=tool)
+            decision = resolve_sync(self._authorizer.with_hooks(decision, call, ctx, []))
+        from pegboard.core.redaction import redact
+
+        reason = redact(decision.reason, self.secrets)
+        return decision if reason == decision.reason else decision.model_copy(update={"reason": reason})
 
     # -- calls --------------------------------------------------------------------------------
     def context(

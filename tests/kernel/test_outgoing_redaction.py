@@ -124,3 +124,18 @@ def test_the_cli_prints_a_refusal_redacted(tmp_path: Path) -> None:
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 1 and "needs approval" in proc.stdout + proc.stderr, proc.stderr
         assert BEARER not in proc.stdout + proc.stderr and GITHUB not in proc.stdout + proc.stderr
+
+
+def test_a_permission_check_reason_is_redacted(tmp_path: Path) -> None:
+    from pegboard.core.config import ConfigLayer
+
+    layer = ConfigLayer("project", {"permissions": {"deny": ["Bash(curl *)"]}}, path=tmp_path / "s.json",
+                        root=tmp_path)
+    pb = Pegboard(layers=[layer], cwd=tmp_path)
+    try:
+        token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+        decision = pb.check("Bash", {"command": f"curl -H 'Authorization: Bearer {token}' https://x.example"})
+    finally:
+        pb.close()
+    assert decision.decision == "deny"
+    assert token not in decision.reason and "curl" in decision.reason

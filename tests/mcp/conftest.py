@@ -215,3 +215,13 @@ class RawStdioSession:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         return await asyncio.wait_for(self.proc.wait(), 15)
+
+
+#: A raw HTTP client's initialize request and the headers streamable HTTP wants.
+INIT: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -16,15 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .conftest import PEGBOARD, HttpServer, RawHttpSession, http_serving, serve_env
-
-INIT: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+from .conftest import ACCEPT, INIT, PEGBOARD, HttpServer, RawHttpSession, http_serving, serve_env
 
 
 def head(server: HttpServer, length: int, extra: str = "") -> bytes:

@@ -16,15 +16,7 @@ from mcp import Client
 
 from pegboard_mcp_server.guard import Access, parse_origin, split_authority
 
-from .conftest import free_port, http_serving
-
-INIT: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+from .conftest import ACCEPT, INIT, free_port, http_serving
 
 
 def post(url: str, headers: dict[str, str] | None = None, body: Any = None) -> httpx.Response:

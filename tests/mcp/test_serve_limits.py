@@ -17,15 +17,7 @@ from mcp import Client
 
 from pegboard_mcp_server.limits import DEFAULT_MAX_BODY, UNITS, parse_size
 
-from .conftest import PEGBOARD, http_serving, serve_env
-
-INIT: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+from .conftest import ACCEPT, INIT, PEGBOARD, http_serving, serve_env
 
 
 def echo_call(request_id: int, size: int) -> dict[str, Any]:
