@@ -102,12 +102,14 @@ def third_party_requirements(dists: list[Path]) -> list[str]:
 
 
 def run(*cmd: str | Path) -> None:
-    print("+", " ".join(str(c) for c in cmd), flush=True)
-    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT)
+    """Run a set-up step; its output, like dev.py's own lines, goes to stderr, so that
+    ``dev.py start ARGS > file`` holds only what pegboard printed."""
+    print("+", " ".join(str(c) for c in cmd), file=sys.stderr, flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, stdout=sys.stderr)
 
 
 def say(text: str) -> None:
-    print(f"dev.py: {text}", flush=True)
+    print(f"dev.py: {text}", file=sys.stderr, flush=True)
 
 
 def install_stamp(root: Path = ROOT) -> str:
@@ -184,9 +186,9 @@ def ensure_bubblewrap() -> None:
         return
     say("bubblewrap is missing: installing it with apt-get for the sandbox tests")
     for cmd in plan:
-        print("+", " ".join(cmd), flush=True)
+        print("+", " ".join(cmd), file=sys.stderr, flush=True)
         try:
-            done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=600)
+            done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=600, stdout=sys.stderr)
         except (OSError, subprocess.TimeoutExpired) as exc:
             say(f"could not install bubblewrap ({exc}); the sandbox tests will skip")
             return

@@ -57,8 +57,10 @@ def test_a_second_start_skips_the_installs_and_says_so() -> None:
         capture_output=True, text=True, timeout=60, cwd=REPO,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "skipping pip installs" in proc.stdout and "running pegboard --version" in proc.stdout
-    assert "pip" not in proc.stdout.replace("skipping pip installs", "")
+    assert "skipping pip installs" in proc.stderr and "running pegboard --version" in proc.stderr
+    assert "pip" not in proc.stderr.replace("skipping pip installs", "")
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pegboard, version "), "dev.py's own lines go to stderr"
 
 
 def readme_python() -> str:
