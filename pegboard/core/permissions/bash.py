@@ -484,7 +484,6 @@ _CODE_LIKE = re.compile(r"[\s()'\";{}=,]")
 _PATH_TOKEN = re.compile(r"(?:~|\.{1,2}/|/)?[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*(?:/[A-Za-z0-9_.@+-]+)*"
                          r"|\.[A-Za-z0-9_.@+-]+(?:/[A-Za-z0-9_.@+-]+)*")
 #: find's actions that delete or write files: a wildcard allow rule (``Bash(find *)``) does not cover them
-_DELETING_FINDS = frozenset({"find"})
 _FIND_WRITING_ACTIONS = frozenset({"-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
 
 
@@ -522,6 +521,12 @@ def _exec_roots(name: str, args: list[Word]) -> list[Word] | None:
         if not w.value.startswith("-"):
             positional.append(w)
     return positional[1:] or [Word(value=".", raw=".")]
+
+
+def unseen_rule(deny: CommandRules, ask: CommandRules, oracle: PathDecisions) -> Rule | None:
+    """The rule that may apply to a command nothing of which can be seen: the first command
+    deny rule, else command ask rule, else path deny or ask rule."""
+    return deny.might_match([None]) or ask.might_match([None]) or oracle.unseen_rule(write=True)
 
 
 def _script_from_input(args: list[Word]) -> bool:
@@ -980,24 +985,10 @@ class _Analysis:
         texts = expand_word(w.raw, self.variables())
         return texts[0] if texts is not None and len(texts) == 1 else None
 
-    def path_rule(self, write: bool) -> Rule | None:
-        return self.o.unseen_rule(write)
-
-    def command_rule(self, words: Sequence[Word]) -> Rule | None:
-        """The first Bash deny, else ask, rule that may match a command with unseen words."""
-        if not (self.deny_rules.count or self.ask_rules.count):
-            return None
-        shape = [self.known_word(w) for w in words]
-        if None not in shape:
-            return None
-        return self.deny_rules.might_match(shape) or self.ask_rules.might_match(shape)
-
-    def unseen(self, what: str, write: bool = True) -> None:
+    def unseen(self, what: str) -> None:
         """A part of the line that could be any command touching any file (a script built
         from expansions, a script on the input the line does not show)."""
-        out = self.out
-        out.set_might(self.deny_rules.might_match([None]) or self.ask_rules.might_match([None])
-                      or self.path_rule(write), f"cannot tell {what}")
+        self.out.set_might(unseen_rule(self.deny_rules, self.ask_rules, self.o), f"cannot tell {what}")
 
     def through_links(self, paths: list[str]) -> list[str]:
         """``paths`` and, for each one a command of the line makes as a link, copy or move
@@ -1191,12 +1182,12 @@ class _Analysis:
     def unknowable(self, name: str, w: Word, write: bool = False) -> None:
         """A path operand the analysis cannot resolve (an expansion, ``~-``, another process's
         directory): a Read (for a write: Read or Edit) deny or ask rule might cover it."""
-        self.out.set_might(self.path_rule(write), f"{name}: cannot tell which file {w.raw} names")
+        self.out.set_might(self.o.unseen_rule(write), f"{name}: cannot tell which file {w.raw} names")
 
     def relative_unknown(self, name: str, w: Word, write: bool) -> None:
         """A relative operand in a directory the analysis cannot name (``cd "$x"``, ``popd``)."""
         if self.cwd_unknown and not w.value.startswith(("/", "~", "-")):
-            self.out.set_might(self.path_rule(write),
+            self.out.set_might(self.o.unseen_rule(write),
                                f"{name}: cannot tell which file {w.raw} names in a directory the line changes to")
 
     def glob_reads(self, name: str, pattern: str, recognised: bool) -> bool:
@@ -1436,7 +1427,7 @@ class _Analysis:
             if call.sub < len(values) and E.git_commands(values[call.sub], values[call.sub + 1:]):
                 return f"git {values[call.sub]} runs a command from its arguments"
             return E.git_option_danger(values[call.sub + 1:])
-        if name in _DELETING_FINDS and any(w.value in _FIND_WRITING_ACTIONS for w in args):
+        if name == "find" and any(w.value in _FIND_WRITING_ACTIONS for w in args):
             return f"{name} {next(w.value for w in args if w.value in _FIND_WRITING_ACTIONS)} deletes or writes files"
         if name in E.FAMILIES:
             eff = self.effects(name, args)
@@ -1467,7 +1458,7 @@ class _Analysis:
                     elif (hit := self.ask_rules.match(views)) is not None:
                         out.set_ask(hit, f"'{seen}' matches {hit.text}")
                     continue
-                might = self.command_rule(words)
+                might = self.deny_rules.might_match(shape) or self.ask_rules.might_match(shape)
                 if might is not None:
                     out.set_might(might, f"cannot tell what '{_view(words)}' runs")
                     break
@@ -1568,7 +1559,7 @@ class _Analysis:
         if u.chdir:
             reads_ok = writes_inside = False
             if any(not w.value.startswith(("/", "-")) for w in args):
-                self.out.set_might(self.path_rule(True), f"'{collapse_ws(u.seg.text)}' runs in another directory, "
+                self.out.set_might(self.o.unseen_rule(True), f"'{collapse_ws(u.seg.text)}' runs in another directory, "
                                    "so cannot tell which files its operands name")
         return reads_ok, writes_inside
 
@@ -1719,7 +1710,7 @@ class _Analysis:
             out.writes = what
         paths = self.resolve_word(t, for_deny=True)
         if paths is None:
-            out.set_might(self.path_rule(True), f"{what}: cannot tell which file it names")
+            out.set_might(self.o.unseen_rule(True), f"{what}: cannot tell which file it names")
         else:
             self.relative_unknown(what, t, write=True)
             for p in paths:
@@ -1804,7 +1795,7 @@ class _Analysis:
                 paths = self.resolve_word(t, for_deny=True)
                 if paths is None:
                     out.set_unapproved(f"input redirect from {t.raw} cannot be checked")
-                    out.set_might(self.path_rule(False),
+                    out.set_might(self.o.unseen_rule(False),
                                   f"input redirect from {t.raw}: cannot tell which file it names")
                     continue
                 self.relative_unknown("input redirect", t, write=False)

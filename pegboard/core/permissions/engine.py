@@ -84,6 +84,11 @@ class _Outcome:
     edit_in_scope: bool = False
     edit_reason: str = ""
 
+    def might_apply(self, rule: Rule, reason: str) -> None:
+        """Record the first rule that may cover a part of the call the engine cannot see."""
+        if self.might is None:
+            self.might = (rule, f"{reason}; {rule.text} might apply")
+
     def note(self, lst: str, rule: Rule, reason: str) -> None:
         """Record a rule hit: the first deny, the first ask and the first allow each win."""
         if lst == "deny":
@@ -811,7 +816,7 @@ class PermissionEngine:
             out.unapproved = f"WebFetch: cannot find a host in {url!r}"
             rule = next((r for lst in ("deny", "ask") for r, _rx in view.names[lst]), None)
             if rule is not None:
-                out.might = (rule, f"{out.unapproved}; {rule.text} might apply")
+                out.might_apply(rule, out.unapproved)
             return out
         for lst in ("deny", "ask"):
             for r, rx in view.names[lst]:
@@ -895,9 +900,9 @@ class PermissionEngine:
                          for i, w in enumerate(words)]
                 rule = view.cmd["deny"].might_match(shape) or view.cmd["ask"].might_match(shape)
                 if rule is None and shape[0] is None:
-                    rule = self._any_rule(view)
+                    rule = bashmod.unseen_rule(view.cmd["deny"], view.cmd["ask"], self.decisions)
                 if rule is not None:
-                    out.might = (rule, f"cannot tell what '{canon}' runs or touches; {rule.text} might apply")
+                    out.might_apply(rule, f"cannot tell what '{canon}' runs or touches")
             redirect_ok = self._ps_files(stmt, head, out)
             r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
             if r is not None and redirect_ok:
@@ -921,9 +926,8 @@ class PermissionEngine:
             if not value or value.startswith(("$", "@", "(")):
                 redirect_ok = redirect_ok and kind != "write"
                 rule = self.decisions.unseen_rule(kind == "write" or head in ps.FILE_WRITERS)
-                if value and rule is not None and out.might is None and (known or kind == "write"):
-                    out.might = (rule, f"PowerShell {head}: cannot tell which file {value} names; "
-                                       f"{rule.text} might apply")
+                if value and rule is not None and (known or kind == "write"):
+                    out.might_apply(rule, f"PowerShell {head}: cannot tell which file {value} names")
                 continue
             if kind == "write" and value.lower() in ("$null", "nul", "/dev/null"):
                 continue
@@ -943,14 +947,6 @@ class PermissionEngine:
             if kind == "write" and v.allow is None:
                 redirect_ok = False
         return redirect_ok
-
-    def _any_rule(self, view: _View) -> Rule | None:
-        """The rule that may apply to a command nothing of which can be seen: the first
-        command deny rule, else command ask rule, else path deny or ask rule."""
-        for lst in ("deny", "ask"):
-            for c in view.cmd[lst].ordered:
-                return c.rule
-        return self.decisions.unseen_rule(write=True)
 
     def _bash(self, view: _View, data: Mapping[str, Any], name: str) -> _Outcome:
         out = _Outcome()
@@ -972,9 +968,9 @@ class PermissionEngine:
         out.might = result.might
         out.might_files_only = result.might_files_only
         if result.unverifiable is not None:
-            might = self._any_rule(view)
+            might = bashmod.unseen_rule(view.cmd["deny"], view.cmd["ask"], self.decisions)
             if out.hard_ask is None and out.might is None and might is not None:
-                out.might = (might, f"{result.unverifiable}; {might.text} might apply")
+                out.might_apply(might, result.unverifiable)
                 out.might_files_only = False
             elif result.unapproved is None:
                 result.unapproved = result.unverifiable
