@@ -59,29 +59,29 @@ def _identities(paths: Iterable[Path], limit: int) -> dict[tuple[int, int], tupl
     and for such files inside masked directories (a tmpfs hides the directory, not a link
     to a file in it)."""
     out: dict[tuple[int, int], tuple[Path, int]] = {}
-    seen = 0
-    for path in paths:
+
+    def note(path: Path) -> os.stat_result | None:
         try:
             st = os.lstat(path)
         except OSError:
-            continue
+            return None
         if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
             out.setdefault((st.st_dev, st.st_ino), (path, st.st_nlink))
-        elif stat.S_ISDIR(st.st_mode):
-            for dirpath, _dirs, files in os.walk(path):
-                for name in files:
-                    seen += 1
-                    if seen > limit:
-                        raise MaskRefused(
-                            f"the sandbox cannot start: the masked directory {path} holds more than {limit} files "
-                            "to look for hard links of (sandbox.maxExpandedPaths); raise the bound")
-                    inner = Path(dirpath, name)
-                    try:
-                        ist = os.lstat(inner)
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(ist.st_mode) and ist.st_nlink > 1:
-                        out.setdefault((ist.st_dev, ist.st_ino), (inner, ist.st_nlink))
+        return st
+
+    seen = 0
+    for path in paths:
+        st = note(path)
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            continue
+        for dirpath, _dirs, files in os.walk(path):
+            for name in files:
+                seen += 1
+                if seen > limit:
+                    raise MaskRefused(
+                        f"the sandbox cannot start: the masked directory {path} holds more than {limit} files "
+                        "to look for hard links of (sandbox.maxExpandedPaths); raise the bound")
+                note(Path(dirpath, name))
     return out
 
 
