@@ -1,8 +1,10 @@
 """The built-in ``EnterWorktree`` and ``ExitWorktree`` tools.
 
 EnterWorktree runs ``git worktree add`` under ``.pegboard/worktrees/<name>`` of the session's
-repository and moves the session's shell cwd into it; ExitWorktree moves it back and keeps or
-removes the worktree (refusing to remove one with uncommitted changes unless told). git
+repository and moves the session's working directory (``session.cwd``, which every tool,
+relative path and permission check follows) and its shell into it; ExitWorktree moves both
+back and keeps or removes the worktree (refusing to remove one with uncommitted changes or
+commits no other branch has unless told). git
 runs through the call's execution backend. A worktree session (one already inside a
 worktree) and a subagent may only enter an existing worktree by ``path``, under the
 repository's ``.pegboard/worktrees/``; a subagent may not exit one.
@@ -26,7 +28,8 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 GIT_TIMEOUT_S = 60.0
 MAX_GIT_OUTPUT = 1 << 20
 
-#: The worktree the session is in: ``{"path", "repo", "branch", "created", "previous_cwd"}``.
+#: The worktree the session is in: ``{"path", "repo", "branch", "created", "previous_cwd",
+#: "previous_shell_cwd"}`` (the session's working directory and shell cwd before EnterWorktree).
 WORKTREE: SessionKey[str] = SessionKey("pegboard-worktree-current", str, persist=True)
 
 
@@ -163,30 +166,41 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
             await git(ctx, ["worktree", "add", "-b", branch, str(path), "HEAD"], repo)
         except GitError as exc:
             return ToolResult.error(str(exc), error_kind="git_failed")
-    previous = current["previous_cwd"] if current is not None else str(cwd)
-    state = {"path": str(path), "repo": str(repo), "branch": branch, "created": created, "previous_cwd": previous}
+    if current is not None:
+        previous = current["previous_cwd"]
+        previous_shell = current.get("previous_shell_cwd") or previous
+    else:
+        previous, previous_shell = str(ctx.session.cwd), str(cwd)
+    state = {"path": str(path), "repo": str(repo), "branch": branch, "created": created, "previous_cwd": previous,
+             "previous_shell_cwd": previous_shell}
     ctx.session.state[WORKTREE] = json.dumps(state)
     from pegboard_toolkit.shell import SHELL_CWD
 
+    ctx.session.cwd = path
     ctx.session.state[SHELL_CWD] = str(path)
     what = f"Created worktree {path} on branch {branch}" if created else f"Entered worktree {path}"
-    return ToolResult.from_text(f"{what}. The shell now starts there; leave it with ExitWorktree.",
-                                structured={"worktreePath": str(path), "worktreeBranch": branch or None})
+    return ToolResult.from_text(
+        f"{what}. It is now the working directory of every tool (relative paths, searches, the shell); "
+        "leave it with ExitWorktree.",
+        structured={"worktreePath": str(path), "worktreeBranch": branch or None})
 
 
 class ExitWorktreeInput(BaseModel):
     action: str = Field(default="keep", pattern="^(keep|remove)$", description="keep the worktree, or remove it.")
     discard_changes: bool = Field(
-        default=False, description="With remove: remove it even with uncommitted changes (they are lost)."
+        default=False,
+        description="With remove: remove it even with uncommitted changes or commits no other branch has "
+                    "(they are lost).",
     )
 
 
 @tool(name="ExitWorktree", groups=["runtime", "pegboard"], destructive=True,
       usage="Leave the worktree EnterWorktree entered.")
 async def exit_worktree(input: ExitWorktreeInput, ctx: ToolContext) -> ToolResult:
-    """Move the session's shell back to where it was before EnterWorktree, keeping the worktree
-    or removing it (and the branch it created). Removing one with uncommitted changes is
-    refused unless discard_changes is true."""
+    """Move the session's working directory and shell back to where they were before
+    EnterWorktree, keeping the worktree or removing it (and the branch it created). Removing
+    one with uncommitted changes, or with commits no other branch has, is refused unless
+    discard_changes is true."""
     if ctx.subagent is not None:
         return ToolResult.refusal("invalid_input", "ExitWorktree is not available to a subagent",
                                   error_kind="not_available")
@@ -205,21 +219,46 @@ async def exit_worktree(input: ExitWorktreeInput, ctx: ToolContext) -> ToolResul
             return ToolResult.error(
                 f"worktree {path} has {count} uncommitted change(s); commit them, exit with action keep, "
                 "or set discard_changes to remove it anyway", error_kind="uncommitted_changes")
+        deletes = bool(current.get("created") and current.get("branch"))
+        if not input.discard_changes:
+            try:
+                unmerged = await _unmerged_commits(ctx, path, current["branch"] if deletes else None)
+            except GitError as exc:
+                return ToolResult.error(str(exc), error_kind="git_failed")
+            if unmerged:
+                where = f"branch {current['branch']}" if deletes else "its HEAD"
+                return ToolResult.error(
+                    f"worktree {path} has {unmerged} commit(s) on {where} that no other branch has; merge them "
+                    "(or push them), exit with action keep, or set discard_changes to remove it anyway",
+                    error_kind="unmerged_commits")
         try:
             await git(ctx, ["worktree", "remove", *(["--force"] if input.discard_changes else []), str(path)],
                       repo)
-            if current.get("created") and current.get("branch"):
+            if deletes:
                 await git(ctx, ["branch", "-D", current["branch"]], repo)
         except GitError as exc:
             return ToolResult.error(str(exc), error_kind="git_failed")
-    previous = current.get("previous_cwd") or str(ctx.cwd)
+    previous = current.get("previous_cwd") or str(ctx.project_dir or ctx.cwd)
+    previous_shell = current.get("previous_shell_cwd") or previous
     from pegboard_toolkit.shell import SHELL_CWD
 
-    ctx.session.state[SHELL_CWD] = previous
+    ctx.session.cwd = previous
+    ctx.session.state[SHELL_CWD] = previous_shell
     del ctx.session.state[WORKTREE]
     done = "Removed" if input.action == "remove" else "Kept"
-    return ToolResult.from_text(f"{done} worktree {path}. The shell is back in {previous}.",
+    return ToolResult.from_text(f"{done} worktree {path}. The working directory is back in {previous}.",
                                 structured={"action": input.action, "worktreePath": str(path), "cwd": previous})
+
+
+async def _unmerged_commits(ctx: ToolContext, path: Path, branch: str | None) -> int:
+    """How many commits of the worktree's HEAD no branch, tag or remote ref has (``branch``,
+    the one removal deletes, does not count as keeping them)."""
+    keep = [f"--exclude={branch}"] if branch else []  # --branches takes names without refs/heads/
+    out = await git(ctx, ["rev-list", "--count", "HEAD", "--not", *keep, "--branches", "--tags", "--remotes"], path)
+    try:
+        return int(out or "0")
+    except ValueError:
+        return 0
 
 
 @hookimpl

@@ -23,6 +23,7 @@ from pegboard.core.projection import secret_values
 from pegboard.core.registry import Registry
 from pegboard.core.results import ToolResult
 from pegboard.core.session import (
+    OPENED_CWD,
     CallOptions,
     Selection,
     Session,
@@ -570,7 +571,7 @@ class Pegboard:
             name,
             tool_input,
             selection=selection_of(options),
-            cwd=Path(cwd) if cwd is not None else self.cwd,
+            cwd=Path(cwd) if cwd is not None else session.cwd,
             mode=options.get("mode"),
             additional_dirs=tuple(Path(d) for d in extra) if (extra := options.get("additional_dirs")) else (),
             tool_use_id=tool_use_id,
@@ -783,15 +784,18 @@ class Pegboard:
             wanted["cwd"] = str(Path(cwd).resolve())
         if additional_dirs:
             wanted["additional_dirs"] = tuple(str(Path(d)) for d in additional_dirs)
+        from dataclasses import replace as _replace
+
         if existing is None:
-            from dataclasses import replace as _replace
-
             fresh = SessionRecord(id=sid, owner=owner, cwd=str(self.cwd.resolve()))
-            record = store.create(_replace(fresh, **{k: v for k, v in wanted.items() if v is not None}))
+            record = _replace(fresh, **{k: v for k, v in wanted.items() if v is not None})
+            record = store.create(_replace(record, meta={**record.meta, OPENED_CWD: record.cwd}))
         else:
-            from dataclasses import replace as _replace
-
             changes = {k: v for k, v in wanted.items() if v is not None}
+            if changes.get("cwd") == existing.meta.get(OPENED_CWD):
+                changes.pop("cwd", None)  # the directory it was opened in: a tool's move (a worktree) stays
+            elif "cwd" in changes:
+                changes["meta"] = {**existing.meta, OPENED_CWD: changes["cwd"]}
             record = _replace(existing, **changes)
             if changes:
                 store.save(record)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pegboard.core.state import MapKey, SessionKey, SessionState
-from pegboard.core.store import DEFAULT_RESULT_QUOTA, SessionRecord, SessionStore, StoredResult
+from pegboard.core.store import DEFAULT_RESULT_QUOTA, SessionRecord, SessionStore, SessionStoreError, StoredResult
 
 if TYPE_CHECKING:
     import asyncio
@@ -34,10 +34,15 @@ if TYPE_CHECKING:
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 DEFAULT_EVENT_QUEUE = 1000
+#: seconds between two writes of a session's ``updated`` while it is in use
+TOUCH_INTERVAL = 1.0
 
 LOADED_DEFERRED: SessionKey[list[str]] = SessionKey("pegboard-deferred-loaded", list, persist=True, default=list)
 SESSION_RULES: SessionKey[dict[str, list[str]]] = SessionKey("pegboard-session-rules", dict, persist=True, default=dict)
 TRANSCRIPT: MapKey[dict[str, Any]] = MapKey("pegboard-transcript", dict, persist=True)
+#: ``SessionRecord.meta`` key: the working directory the caller opened the session in. A
+#: resume that names it again keeps where a tool moved the session (EnterWorktree).
+OPENED_CWD = "opened_cwd"
 
 
 class SessionError(ValueError):
@@ -272,6 +277,12 @@ class Session:
         self._rules: dict[str, tuple[str, ...]] | None = None
         #: the policy and context the last call worked out, reused while its inputs hold
         self._prepared_call: PreparedCall | None = None
+        #: why work that would outlive a call cannot run here (the host ends with the call,
+        #: as ``pegboard call`` does), or ``None``: background tools refuse with this text
+        self.background_refusal: str | None = None
+        self._clock: Callable[[], float] = getattr(store, "clock", time.time)
+        self._touched = record.updated
+        self._used = record.updated
         self.selection = Selection(
             agent=record.agent,
             provider=record.provider,
@@ -295,6 +306,10 @@ class Session:
 
     @property
     def cwd(self) -> Path:
+        """The session's working directory, one value for every call: ``ToolContext.cwd``,
+        relative paths, searches without a path and the permission engine's working
+        directory follow it. Setting it moves the session (EnterWorktree does); a persisted
+        session keeps it."""
         cwd = self._record.cwd
         if not cwd:
             return self.pegboard.cwd
@@ -326,6 +341,29 @@ class Session:
     def _save(self, **changes: Any) -> None:
         self._record = replace(self._record, **changes)
         self.store.save(self._record)
+        self._touched = self._used = self._clock()
+
+    def touch(self) -> None:
+        """Mark the session used now (calls and events do), so listing and pruning see it as
+        recent: ``updated`` is written at most once per ``TOUCH_INTERVAL`` seconds while the
+        session is in use, and once more when it closes."""
+        now = self._clock()
+        self._used = now
+        if now - self._touched >= TOUCH_INTERVAL:
+            self._write_touch(now)
+
+    def _write_touch(self, when: float) -> None:
+        self._touched = when
+        touch = getattr(self.store, "touch", None)
+        try:
+            if touch is not None:
+                touch(self.id, when)
+            else:
+                self.store.save(self._record)
+        except SessionStoreError as exc:
+            self._notice(f"could not mark the session used: {exc}")
+            return
+        self._record = replace(self._record, updated=when)
 
     def select(self, **changes: str | None) -> None:
         """Change the selection (``model=...`` after a model switch) for the next requests."""
@@ -461,7 +499,11 @@ class Session:
             from pegboard.core.results import ToolResult
 
             return ToolResult.refusal("tool_error", f"session {self.id} is closed; open it again to make calls")
-        return await self.pegboard._call_in_session(self, name, tool_input, tool_use_id=tool_use_id)
+        self.touch()
+        try:
+            return await self.pegboard._call_in_session(self, name, tool_input, tool_use_id=tool_use_id)
+        finally:
+            self.touch()
 
     def call_sync(self, name: str, tool_input: Any = None, *, tool_use_id: str | None = None) -> ToolResult:
         from pegboard.core.awaitables import resolve_sync
@@ -482,6 +524,8 @@ class Session:
     # -- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: Any = None, *, tool_use_id: str | None = None, tool: str | None = None) -> None:
         """Report an event to every ``events()`` reader and ``on_event`` hook; never blocks."""
+        if not self._closed:
+            self.touch()
         if not self.has_listeners(kind):
             return
         event = SessionEvent(kind, data, tool_use_id, tool)
@@ -548,6 +592,8 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        if self._used > self._touched:
+            self._write_touch(self._used)
         from pegboard.core.awaitables import resolve
 
         for callback in reversed(self._closers):
