@@ -95,6 +95,15 @@ def _inside(path: Path, directory: Path) -> bool:
     return path == directory or directory in path.parents
 
 
+def _same_place(cwd: Path, tree: Path, target: Path) -> Path:
+    """The directory of ``target`` that ``cwd`` is in ``tree`` (``src/`` stays ``src/``), when
+    it exists there; else ``target`` itself."""
+    if not _inside(cwd, tree) or _inside(cwd, tree / WORKTREES):
+        return target
+    moved = target / cwd.relative_to(tree)
+    return moved if moved.is_dir() else target
+
+
 def _exclude(repo: Path) -> None:
     """Keep ``.pegboard/worktrees/`` out of the main tree's ``git status``."""
     exclude = repo / ".git" / "info" / "exclude"
@@ -176,13 +185,14 @@ async def enter_worktree(input: EnterWorktreeInput, ctx: ToolContext) -> ToolRes
     ctx.session.state[WORKTREE] = json.dumps(state)
     from pegboard_toolkit.shell import SHELL_CWD
 
-    ctx.session.cwd = path
-    ctx.session.state[SHELL_CWD] = str(path)
+    start = _same_place(Path(os.path.realpath(ctx.session.cwd)), Path(current["path"]) if current else repo, path)
+    ctx.session.cwd = start
+    ctx.session.state[SHELL_CWD] = str(start)
     what = f"Created worktree {path} on branch {branch}" if created else f"Entered worktree {path}"
     return ToolResult.from_text(
-        f"{what}. It is now the working directory of every tool (relative paths, searches, the shell); "
+        f"{what}. Every tool now works in {start} (relative paths, searches, the shell); "
         "leave it with ExitWorktree.",
-        structured={"worktreePath": str(path), "worktreeBranch": branch or None})
+        structured={"worktreePath": str(path), "worktreeBranch": branch or None, "cwd": str(start)})
 
 
 class ExitWorktreeInput(BaseModel):

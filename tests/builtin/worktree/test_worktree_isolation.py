@@ -199,3 +199,33 @@ def test_pegboard_call_session_processes_work_in_the_worktree(tmp_path: Path) ->
     removed = cli(root, data, "ExitWorktree", {"action": "remove", "discard_changes": True})
     assert not removed["is_error"], removed["text"]
     assert not tree.exists() and (root / "a.txt").read_text() == "one\n"
+
+
+async def test_a_session_in_a_subdirectory_enters_the_same_subdirectory(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    tree = root / ".pegboard" / "worktrees" / "sub"
+    pb = Pegboard(cwd=root, env={"HOME": os.environ["HOME"]})
+    async with pb, pb.session(cwd=root / "src", mode="acceptEdits") as session:
+        entered = await session.call("EnterWorktree", {"name": "sub"})
+        assert entered.structured == {"worktreePath": str(tree), "worktreeBranch": "worktree-sub",
+                                      "cwd": str(tree / "src")}
+        assert session.cwd == tree / "src"
+        assert str(tree / "src" / "code.py") in (await session.call("Glob", {"pattern": "*.py"})).text
+        left = await session.call("ExitWorktree", {"action": "remove"})
+        assert not left.is_error, left.text
+        assert session.cwd == root / "src" and not tree.exists()
+
+
+async def test_remove_goes_ahead_once_the_worktree_commits_are_merged(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    tree = root / ".pegboard" / "worktrees" / "merged"
+    async with Pegboard(cwd=root, env={"HOME": os.environ["HOME"]}) as pb, pb.session(mode="acceptEdits") as session:
+        assert not (await session.call("EnterWorktree", {"name": "merged"})).is_error
+        assert not (await session.call("Write", {"file_path": "done.txt", "content": "done\n"})).is_error
+        commit_all(tree, "done")
+        refused = await session.call("ExitWorktree", {"action": "remove"})
+        assert refused.is_error and refused.metadata["error_kind"] == "unmerged_commits", refused.text
+        subprocess.run(["git", *GIT_ID, "-C", str(root), "merge", "-q", "--ff-only", "worktree-merged"], check=True)
+        removed = await session.call("ExitWorktree", {"action": "remove"})
+        assert not removed.is_error, removed.text
+        assert not tree.exists() and (root / "done.txt").read_text() == "done\n"
