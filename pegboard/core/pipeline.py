@@ -35,11 +35,13 @@ from pegboard.core.decisions import (
     strongest_permission,
 )
 from pegboard.core.hookrunner import HookError, HookRunner
+from pegboard.core.nullables import null_plan, omit_nulls
 from pegboard.core.pathnames import CALL_PATHS, CallPaths, resolve_text
 from pegboard.core.projection import ResultSink, project, redact_outgoing
 from pegboard.core.results import Reason, TextBlock, ToolResult, coerce_result
 from pegboard.core.session import PermissionUpdate
 from pegboard.core.tools import Tool, ToolContext
+from pegboard.core.wirenames import wire_location
 
 if TYPE_CHECKING:
     from pegboard.core.authorizer import Authorizer
@@ -79,33 +81,26 @@ class CallState:
 
 
 def describe_validation_error(tool: Tool, exc: ValidationError) -> str:
-    """One line per invalid field: where, what was wrong."""
+    """One line per invalid field: where (by the names the schema shows), what was wrong."""
     lines = [f"Invalid input for {tool.name}:"]
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(input)"
+        loc = ".".join(wire_location(tool.input_model, err["loc"])) or "(input)"
         lines.append(f"- {loc}: {err['msg']}")
     fields = ", ".join(
-        f"{name}{'' if info.is_required() else '?'}" for name, info in tool.input_model.model_fields.items()
+        f"{info.alias or name}{'' if info.is_required() else '?'}"
+        for name, info in tool.input_model.model_fields.items()
     )
     lines.append(f"Expected fields: {fields or '(none)'}")
     return "\n".join(lines)
 
 
 def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Treat ``null`` for an optional field as "not given".
-
-    Strict function schemas (OpenAI) make every field required and optional ones nullable,
-    so models send ``null`` where they mean "use the default".
-    """
-    if None not in raw.values():
-        return raw
-    fields = tool.input_model.model_fields
-    nulls = [k for k, v in raw.items() if v is None and k in fields and not fields[k].is_required()]
-    return {k: v for k, v in raw.items() if k not in nulls} if nulls else raw
+    """Treat ``null`` for an optional field as "not given", at any depth (see ``nullables``)."""
+    return omit_nulls(null_plan(tool), raw)
 
 
 def validate_input(tool: Tool, raw: Any) -> BaseModel:
-    if type(raw) is dict and None not in raw.values():  # the common case: nothing to parse or drop
+    if type(raw) is dict and None not in raw.values() and null_plan(tool).flat:  # nothing to parse or drop
         return _validated(tool, raw)
     if isinstance(raw, str | bytes):
         try:
