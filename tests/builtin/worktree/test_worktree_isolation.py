@@ -229,3 +229,23 @@ async def test_remove_goes_ahead_once_the_worktree_commits_are_merged(tmp_path: 
         removed = await session.call("ExitWorktree", {"action": "remove"})
         assert not removed.is_error, removed.text
         assert not tree.exists() and (root / "done.txt").read_text() == "done\n"
+
+
+def test_the_cli_example_in_the_docs_runs_as_written(tmp_path: Path, repo_root: Path) -> None:
+    import re
+    import shlex
+
+    docs = (repo_root / "docs" / "tools.md").read_text()
+    section = docs[docs.index("## EnterWorktree"):docs.index("## ExitWorktree")]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    commands = [shlex.split(line) for line in block.group(1).splitlines() if line.startswith("pegboard ")]
+    assert len(commands) == 3
+    root = repo(tmp_path)
+    env = {**os.environ, "PEGBOARD_DATA_DIR": str(tmp_path / "data")}
+    for command in commands:
+        proc = subprocess.run([sys.executable, "-m", "pegboard", *command[1:]], capture_output=True, text=True,
+                              cwd=root, env=env, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (root / ".pegboard" / "worktrees" / "fix" / "notes.txt").read_text() == "x"
+    assert not (root / "notes.txt").exists() and status(root) == ""
