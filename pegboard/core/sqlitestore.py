@@ -63,8 +63,11 @@ def _record_to_row(record: SessionRecord) -> str:
     return json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
 
 
-def _row_to_record(text: str) -> SessionRecord:
+def _row_to_record(text: str, updated: float | None = None) -> SessionRecord:
+    """The record a row keeps; ``updated`` from its column, which ``touch`` and slot writes advance."""
     data = json.loads(text)
+    if updated is not None:
+        data["updated"] = updated
     data["additional_dirs"] = tuple(data.get("additional_dirs") or ())
     data["meta"] = dict(data.get("meta") or {})
     known = {f for f in SessionRecord.__dataclass_fields__}
@@ -178,9 +181,9 @@ class SQLiteSessionStore:
         now = self.clock()
         stored = replace(record, created=record.created or now, updated=now)
         with self._tx() as conn:
-            row = conn.execute("SELECT record FROM sessions WHERE id = ?", (record.id,)).fetchone()
+            row = conn.execute("SELECT record, updated FROM sessions WHERE id = ?", (record.id,)).fetchone()
             if row is not None:
-                return _row_to_record(row[0])
+                return _row_to_record(*row)
             conn.execute(
                 "INSERT INTO sessions (id, owner, created, updated, record) VALUES (?, ?, ?, ?, ?)",
                 (stored.id, stored.owner, stored.created, stored.updated, _record_to_row(stored)),
@@ -188,8 +191,8 @@ class SQLiteSessionStore:
         return stored
 
     def load(self, session_id: str) -> SessionRecord | None:
-        rows = self._read("SELECT record FROM sessions WHERE id = ?", (session_id,))
-        return _row_to_record(rows[0][0]) if rows else None
+        rows = self._read("SELECT record, updated FROM sessions WHERE id = ?", (session_id,))
+        return _row_to_record(*rows[0]) if rows else None
 
     def save(self, record: SessionRecord) -> None:
         stored = replace(record, updated=self.clock())
@@ -201,8 +204,19 @@ class SQLiteSessionStore:
                 (stored.id, stored.owner, stored.created or stored.updated, stored.updated, _record_to_row(stored)),
             )
 
+    def touch(self, session_id: str, when: float | None = None) -> None:
+        """Mark the session used at ``when`` (now by default): one statement, the record stays."""
+        stamp = self.clock() if when is None else when
+        self._read("UPDATE sessions SET updated = ? WHERE id = ? AND updated < ?", (stamp, session_id, stamp))
+
+    def _touch(self, conn: sqlite3.Connection, session_id: str) -> None:
+        """Advance ``updated`` inside the transaction that changed the session's slots or results."""
+        stamp = self.clock()
+        conn.execute("UPDATE sessions SET updated = ? WHERE id = ? AND updated < ?", (stamp, session_id, stamp))
+
     def sessions(self) -> list[SessionRecord]:
-        return [_row_to_record(r[0]) for r in self._read("SELECT record FROM sessions ORDER BY updated DESC", ())]
+        rows = self._read("SELECT record, updated FROM sessions ORDER BY updated DESC, created DESC", ())
+        return [_row_to_record(*r) for r in rows]
 
     def delete(self, session_id: str) -> bool:
         with self._tx() as conn:
@@ -221,6 +235,7 @@ class SQLiteSessionStore:
     def put(self, session_id: str, slot: str, value: str | None, entry: str = "") -> None:
         with self._tx() as conn:
             self._put(conn, session_id, slot, value, entry)
+            self._touch(conn, session_id)
 
     @staticmethod
     def _put(conn: sqlite3.Connection, session_id: str, slot: str, value: str | None, entry: str) -> None:
@@ -250,6 +265,7 @@ class SQLiteSessionStore:
             if current != seen:  # another process wrote in between: work it out again
                 new = fn(current)
             self._put(conn, session_id, slot, new, entry)
+            self._touch(conn, session_id)
         return new
 
     def entries(self, session_id: str, slot: str) -> dict[str, str]:
@@ -262,6 +278,7 @@ class SQLiteSessionStore:
     def clear_slot(self, session_id: str, slot: str) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM slots WHERE session_id = ? AND slot = ?", (session_id, slot))
+            self._touch(conn, session_id)
 
     def slot_names(self, session_id: str) -> list[str]:
         rows = self._read("SELECT DISTINCT slot FROM slots WHERE session_id = ? ORDER BY slot", (session_id,))
@@ -301,6 +318,7 @@ class SQLiteSessionStore:
                     conn.execute("DELETE FROM results WHERE session_id = ? AND ref = ?", (session_id, ref))
                     dropped.append(ref)
                     excess -= size
+            self._touch(conn, session_id)
         return dropped
 
     @staticmethod

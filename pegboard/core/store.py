@@ -90,7 +90,14 @@ class SessionStore(Protocol):
         """Replace the record's fields (not its slots or results) and mark it touched."""
         ...
 
-    def sessions(self) -> list[SessionRecord]: ...
+    def sessions(self) -> list[SessionRecord]:
+        """Every stored session, most recently updated first.
+
+        ``updated`` advances on ``save``, on every write to the session's slots or results
+        and on ``touch`` (an optional method: ``touch(session_id, when)`` sets ``updated`` to
+        ``when`` without rewriting the record; a store without it gets ``save`` instead).
+        """
+        ...
 
     def delete(self, session_id: str) -> bool: ...
 
@@ -170,9 +177,18 @@ class MemorySessionStore:
         with self._lock:
             self._records[record.id] = replace(record, updated=self.clock())
 
+    def touch(self, session_id: str, when: float | None = None) -> None:
+        """Mark the session used at ``when`` (now by default) without rewriting its record."""
+        with self._lock:
+            found = self._records.get(session_id)
+            if found is not None:
+                stamp = self.clock() if when is None else when
+                if stamp > found.updated:
+                    self._records[session_id] = replace(found, updated=stamp)
+
     def sessions(self) -> list[SessionRecord]:
         with self._lock:
-            return sorted(self._records.values(), key=lambda r: r.updated, reverse=True)
+            return sorted(self._records.values(), key=lambda r: (r.updated, r.created), reverse=True)
 
     def delete(self, session_id: str) -> bool:
         with self._lock:
@@ -191,6 +207,7 @@ class MemorySessionStore:
                 self._slots.pop((session_id, slot, entry), None)
             else:
                 self._slots[(session_id, slot, entry)] = value
+            self.touch(session_id)
 
     def update(
         self, session_id: str, slot: str, fn: Callable[[str | None], str | None], entry: str = ""
@@ -208,6 +225,7 @@ class MemorySessionStore:
         with self._lock:
             for k in [k for k in self._slots if k[0] == session_id and k[1] == slot]:
                 del self._slots[k]
+            self.touch(session_id)
 
     def slot_names(self, session_id: str) -> list[str]:
         with self._lock:
@@ -217,6 +235,7 @@ class MemorySessionStore:
         with self._lock:
             bucket = self._results.setdefault(session_id, {})
             bucket[result.ref] = replace(result, created=result.created or self.clock())
+            self.touch(session_id)
             dropped: list[str] = []
             total = sum(r.size for r in bucket.values())
             for ref in list(bucket):
