@@ -89,7 +89,8 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
     timeout_s = input.timeout or _int_setting(conf.get("timeoutSec"), DEFAULT_TIMEOUT_S)
     yield_ms = input.yieldMs if input.yieldMs is not None else _int_setting(conf.get("yieldMs"), DEFAULT_YIELD_MS)
     settings = ShellSettings.load(ctx)
-    if not _process_enabled(ctx):
+    ends_with_call = ctx.session is not None and ctx.session.background_refusal is not None
+    if not _process_enabled(ctx) or (ends_with_call and not input.background):
         run = run_shell(ctx, input.command, settings=settings, timeout_s=timeout_s, pty=input.pty)
         result = await foreground_result(ctx, "exec", input.command, settings, run)
         if result.structured is not None:

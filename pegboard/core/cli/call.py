@@ -26,6 +26,14 @@ from pegboard.core.session import Selection, SessionError
 from pegboard.core.store import SessionStoreError
 
 
+#: why ``pegboard call`` starts no background work: the process, and every task it runs, ends with the call
+BACKGROUND_REFUSAL = (
+    "pegboard call ends when this call returns, and a background task would be killed with it, so nothing "
+    "was started. Run the command in the foreground instead, or use a host that stays up between calls: "
+    "`pegboard serve` (MCP), or a Python program that keeps one `pb.session()` open."
+)
+
+
 def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None) -> Any:
     """``--yes`` approves every ask; on a TTY the user is asked; otherwise nobody answers.
 
@@ -137,6 +145,7 @@ async def _run(
 ) -> tuple[Any, str | None]:
     """One call: in the stored session ``session_id``, else in a one-call session."""
     if session_id is None and not show_progress:
+        pb._memory_session().background_refusal = BACKGROUND_REFUSAL
         result = await pb.call(
             tool, tool_input, cwd=cwd, mode=mode, additional_dirs=additional_dirs, approver=approver, **selection
         )
@@ -150,6 +159,7 @@ async def _run(
         persist=session_id is not None,
         **selection,
     ) as session:
+        session.background_refusal = BACKGROUND_REFUSAL
         watcher = _watch_progress(session) if show_progress else None
         try:
             result = await session.call(tool, tool_input)

@@ -306,6 +306,8 @@ class TaskTable:
                     timeout_s: float | None, persistent: bool, stdin: bool) -> TaskRecord:
         if self._closed:
             raise TaskError("the session is closing; no new background tasks")
+        if self.session.background_refusal:
+            raise TaskError(self.session.background_refusal)
         running = [r for r in self.all() if r.running and r.id in self._live]
         if len(running) >= self.max_running:
             raise TaskError(
