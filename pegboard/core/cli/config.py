@@ -154,8 +154,50 @@ def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[
     return errors, warnings
 
 
+def _without_bad_values(layer: Any) -> Any:
+    """The layer with every value that fails validation left out, or ``None`` when it still
+    fails: a type error in one key then does not hide what the rest of the file says."""
+    import copy
+    import dataclasses
+
+    from pydantic import ValidationError
+
+    from pegboard.core.config import PegboardConfig
+
+    data = copy.deepcopy(dict(layer.data))
+    for _ in range(8):
+        try:
+            PegboardConfig.model_validate(data)
+        except ValidationError as exc:
+            removed = [_drop(data, err["loc"]) for err in exc.errors()]
+            if not any(removed):
+                return None
+            continue
+        return dataclasses.replace(layer, data=data)
+    return None
+
+
+def _drop(data: Any, loc: tuple[Any, ...]) -> bool:
+    """Remove the value at ``loc`` (pydantic's error location; its validator steps such as
+    ``function-after[...]`` are not keys) from nested ``data``; the deepest key found goes."""
+    path = [p for p in loc if not str(p).startswith(("function-", "literal[", "union["))]
+    parent: Any = None
+    key: Any = None
+    node = data
+    for part in path:
+        in_dict = isinstance(node, dict) and part in node
+        if not (in_dict or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node))):
+            break
+        parent, key, node = node, part, node[part]
+    if parent is None:
+        return False
+    del parent[key]
+    return True
+
+
 def validate_file(file: Path) -> tuple[list[str], list[str]]:
-    """``(errors, warnings)`` for one config file; warnings are kept when there are errors too."""
+    """``(errors, warnings)`` for one config file, all in one pass: a file with type errors
+    still gets the warnings of everything else in it (read with the bad values left out)."""
     from pegboard.core.config import ConfigError, unknown_key_warnings, validate_layer
 
     try:
@@ -165,11 +207,14 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     where = str(file)
     errors: list[str] = []
     warnings = unknown_key_warnings(layer)
+    checked: Any = layer
+    model: Any = None
     try:
         model, _ = validate_layer(layer)
     except ConfigError as exc:
-        model = None
         errors += str(exc).splitlines()
+        checked = _without_bad_values(layer)
+        model = None if checked is None else checked.model
     from pegboard.core.app import Pegboard
 
     pb = Pegboard(layers=[])
@@ -179,8 +224,8 @@ def validate_file(file: Path) -> tuple[list[str], list[str]]:
     more_errors, more_warnings = _policy_problems(pb, layer, model, where)
     errors += more_errors
     warnings += more_warnings
-    if model is not None:
-        warnings += _rule_diagnostics(layer, pb)
+    if checked is not None:
+        warnings += _rule_diagnostics(checked, pb)
     return errors, warnings
 
 

@@ -45,6 +45,7 @@ def command(
     result = pb.tools(**selection.as_kwargs())
     if as_json:
         data = result.to_json()
+        data["warnings"] = list(dict.fromkeys([*pb.warnings, *data.get("warnings", [])]))  # all it printed
         if explain:
             data["decisions"] = [
                 {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason} for d in result.decisions

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pegboard.core.config import ProviderToolPolicy, ToolPolicyConfig
+from pegboard.core.install_hints import profile_hint
 from pegboard.core.policy.compile import CompiledEntries
 from pegboard.core.policy.index import ToolIndex
 from pegboard.core.policy.problems import Problems, specifier_warning, unknown_warning
@@ -75,7 +76,7 @@ def profile_entries(
     found = index.profiles.get(wanted.casefold())
     if found is None:
         problems.error(
-            f"{label}: unknown profile {wanted!r}{suggest_profile(index, wanted)} "
+            f"{label}: unknown profile {wanted!r}{suggest_profile(index, wanted) or '.'}{profile_hint(wanted)} "
             f"Valid profiles: {index.valid_profiles()}. No tool is enabled through it."
         )
         return wanted, ()
@@ -92,6 +93,10 @@ _ALLOW_SPECIFIER = (
     "tool policy decides whole tools, so only the tool name counts here "
     "(put call-level rules in permissions.allow / permissions.deny)"
 )
+#: how :meth:`ToolIndex.suggest` words a near miss: a deny entry one edit from an installed
+#: tool is a typo that denies nothing, while one that names no installed tool at all is not
+NEAR_MISS = "; did you mean "
+
 _DENY_SPECIFIER = "tool policy removes the whole tool (to refuse only some calls, use permissions.deny instead)"
 
 
@@ -171,4 +176,7 @@ def build_deny(index: ToolIndex, entries: Sequence[str] | None, label: str, prob
         )
     if compiled.specifiers:
         problems.warn(specifier_warning(label, compiled.specifiers, _DENY_SPECIFIER))
+    near_misses = [u for u in compiled.unknown if NEAR_MISS in u.why]
+    if near_misses:
+        problems.warn(unknown_warning(label, near_misses, "; a typo denies nothing"))
     return DenyList(compiled, label)

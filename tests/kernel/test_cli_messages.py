@@ -1,0 +1,53 @@
+"""What a new user reads on the command line: every problem in one pass, with what fixes it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def pegboard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command line, run in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pegboard", *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+# ------------------------------------------------------------------------------- config validate
+
+
+def test_a_type_error_does_not_hide_the_other_warnings(tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text(
+        '[tools]\nprofile = 5\nallow = ["Reed"]\ndeny = ["group:webb"]\n'
+        '[permissions]\nallow = ["Bash(ls:*"]\n'
+    )
+    proc = pegboard("config", "validate", str(config), cwd=tmp_path)
+    assert proc.returncode == 1 and "invalid (1 error)" in proc.stdout
+    assert "key 'tools.profile': expected a valid string" in proc.stderr
+    for line in ("'Reed' (no tool or alias by that name; did you mean 'Read'?)", "no group 'webb'",
+                 "malformed rule 'Bash(ls:*'"):
+        assert line in proc.stderr, line
+    data = json.loads(pegboard("config", "validate", str(config), "--json", cwd=tmp_path).stdout)
+    assert data["valid"] is False and len(data["errors"]) == 1 and len(data["warnings"]) == 3
+
+
+def test_a_deny_entry_one_edit_from_a_tool_is_flagged(tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text('[tools]\ndeny = ["WebSerch", "SomePluginTool"]\n')
+    proc = pegboard("config", "validate", str(config), cwd=tmp_path)
+    assert proc.returncode == 0 and "valid, 1 warning" in proc.stdout
+    assert "tools.deny: unknown entry" in proc.stderr and "did you mean 'WebSearch'?" in proc.stderr
+    assert "SomePluginTool" not in proc.stderr, "denying a tool that is not installed is no typo"
+
+
+def test_tools_json_carries_the_warnings_it_prints(tmp_path: Path) -> None:
+    config = tmp_path / "settings.toml"
+    config.write_text('[tools]\nalow = ["Read"]\ndeny = ["WebSerch"]\n')
+    human = pegboard("tools", "--config", str(config), cwd=tmp_path)
+    printed = [line.removeprefix("warning: ") for line in human.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(printed) == 2 and any("tools.alow" in w for w in printed) and any("WebSerch" in w for w in printed)
+    data = json.loads(pegboard("tools", "--config", str(config), "--json", cwd=tmp_path).stdout)
+    assert data["warnings"] == printed
