@@ -191,7 +191,6 @@ def test_pegboard_call_session_processes_work_in_the_worktree(tmp_path: Path) ->
     kept = cli(root, data, "ExitWorktree", {"action": "keep"})
     assert not kept["is_error"] and kept["structured"]["cwd"] == str(root) and tree.is_dir()
     assert cli(root, data, "Read", {"file_path": "a.txt"})["text"].strip().endswith("one")
-    assert str(root / "a.txt") in cli(root, data, "Glob", {"pattern": "*.txt"})["text"]
 
     again = cli(root, data, "EnterWorktree", {"path": str(tree)})
     assert not again["is_error"], again["text"]
@@ -249,3 +248,28 @@ def test_the_cli_example_in_the_docs_runs_as_written(tmp_path: Path, repo_root: 
         assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (root / ".pegboard" / "worktrees" / "fix" / "notes.txt").read_text() == "x"
     assert not (root / "notes.txt").exists() and status(root) == ""
+
+
+async def test_an_mcp_client_works_in_the_worktree_it_entered(tmp_path: Path) -> None:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+
+    def text(result: types.CallToolResult) -> str:
+        return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+    root = repo(tmp_path)
+    tree = root / ".pegboard" / "worktrees" / "mcp"
+    pegboard = Path(sys.executable).parent / "pegboard"
+    params = StdioServerParameters(command=str(pegboard), args=["serve", "--mode", "acceptEdits"],
+                                   env={**os.environ, "PEGBOARD_DATA_DIR": str(tmp_path / "data")}, cwd=str(root))
+    async with Client(params, mode="legacy") as client:
+        entered = await client.call_tool("EnterWorktree", {"name": "mcp"})
+        assert not entered.is_error, text(entered)
+        wrote = await client.call_tool("Write", {"file_path": "from-mcp.txt", "content": "m\n"})
+        assert not wrote.is_error, text(wrote)
+        assert str(tree / "from-mcp.txt") in text(await client.call_tool("Glob", {"pattern": "*.txt"}))
+        assert text(await client.call_tool("Bash", {"command": "pwd"})) == str(tree)
+        assert (tree / "from-mcp.txt").exists() and not (root / "from-mcp.txt").exists()
+        left = await client.call_tool("ExitWorktree", {"action": "keep"})
+        assert not left.is_error, text(left)
+        assert str(root / "a.txt") in text(await client.call_tool("Glob", {"pattern": "*.txt"}))
