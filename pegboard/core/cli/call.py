@@ -25,7 +25,6 @@ from pegboard.core.cli.common import (
 from pegboard.core.session import Selection, SessionError
 from pegboard.core.store import SessionStoreError
 
-
 #: why ``pegboard call`` starts no background work: the process, and every task it runs, ends with the call
 BACKGROUND_REFUSAL = (
     "pegboard call ends when this call returns, and a background task would be killed with it, so nothing "
