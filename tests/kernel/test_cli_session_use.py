@@ -3,6 +3,7 @@ and ask for background work that ``pegboard call`` cannot keep."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -34,8 +35,7 @@ def seed(data: Path, cwd: Path, **ages: float) -> None:
     """Sessions created and last used ``age`` seconds ago (an earlier clock for the store)."""
     now = time.time()
     for sid, age in ages.items():
-        then = now - age
-        store = SQLiteSessionStore(data / "sessions.sqlite3", clock=lambda: then)
+        store = SQLiteSessionStore(data / "sessions.sqlite3", clock=functools.partial(float, now - age))
         store.create(SessionRecord(id=sid, cwd=str(cwd.resolve())))
         store.close()
 
