@@ -10,6 +10,7 @@ from typing import Any
 from pegboard.core.tools import ToolDefinitionError
 
 SchemaTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+SchemaExplanation = Callable[[list[dict[str, Any]]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class ProviderPolicy:
     written in config files, e.g. ``tools.exec.applyPatch.allModels``) that, when ``true``,
     offers it on every provider after all. ``transform_schema`` rewrites the rendered definitions (a list of
     ``{"name", "description", "parameters"}`` dicts) into what the provider accepts.
+    ``explain_schema`` gets the same definitions and returns notes on how the transform renders
+    them that the output alone does not show (OpenAI: which tool turned strict mode off).
     """
 
     name: str
@@ -31,6 +34,7 @@ class ProviderPolicy:
     exclusive: Sequence[str] = ()
     exclusive_unless: Mapping[str, str] = field(default_factory=dict)
     transform_schema: SchemaTransform | None = None
+    explain_schema: SchemaExplanation | None = None
     description: str = ""
 
     def __post_init__(self) -> None:

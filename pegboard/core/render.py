@@ -88,3 +88,36 @@ def render_tools(
             definitions = policy.transform_schema(definitions)
     by_name = {t.name: t for t in tools}
     return [FORMATTERS[format](d, by_name[d["name"]]) for d in definitions]
+
+
+def schema_notes(
+    tools: Sequence[Tool],
+    policies: Sequence[ProviderPolicy] = (),
+    *,
+    format: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> list[str]:
+    """What the provider policies' transforms decide about ``tools`` as a set that the
+    rendered definitions do not say, each note led by the policy's name (``openai: strict
+    function schemas: off ..., because the schema of X ...``).
+
+    The policies apply as in :func:`render_tools`; a policy whose ``explain_schema`` fails is
+    named instead of its notes, so the schema itself still renders."""
+    target = provider or FORMAT_PROVIDER.get(format or "")
+    if not target or not tools:
+        return []
+    definitions = [neutral_definition(t) for t in tools]
+    notes: list[str] = []
+    for policy in policies:
+        if not policy.applies_to(target, model):
+            continue
+        if policy.explain_schema is not None:
+            try:
+                said = policy.explain_schema([dict(d) for d in definitions])
+            except Exception as exc:
+                said = [f"its explanation failed: {type(exc).__name__}: {exc}"]
+            notes.extend(f"{policy.name}: {note}" for note in said if isinstance(note, str))
+        if policy.transform_schema is not None:
+            definitions = policy.transform_schema(definitions)
+    return notes

@@ -8,7 +8,8 @@
   schema into that subset, or returns ``None`` when it cannot (a free-form object, an
   untyped value, ``not`` / ``if`` / ``patternProperties`` ...). :func:`transform` marks the
   whole inventory ``strict: true`` only when *every* schema qualifies; otherwise none is
-  strict and the schemas are sent as they are (shape-normalised).
+  strict and the schemas are sent as they are (shape-normalised). :func:`explain` says which
+  tools turned strict mode off (``pegboard schema`` and ``pegboard tools --explain`` print it).
 
 Strict form: every object has ``additionalProperties: false`` and lists all its properties
 in ``required``; a property that was optional becomes nullable (``["string", "null"]``,
@@ -25,7 +26,7 @@ from typing import Any
 
 from pegboard import ProviderPolicy, ProviderPolicyRegister, hookimpl
 
-__all__ = ["POLICY", "PROVIDERS", "normalize_schema", "to_strict_schema", "transform"]
+__all__ = ["POLICY", "PROVIDERS", "explain", "normalize_schema", "strict_obstacle", "to_strict_schema", "transform"]
 
 PROVIDERS = ("openai", "openai-codex", "azure-openai", "azure-openai-responses")
 
@@ -44,7 +45,18 @@ DROPPED = frozenset(
 
 
 class _NotStrict(Exception):
-    """The schema uses something strict mode cannot express."""
+    """The schema uses something strict mode cannot express; ``path`` says where."""
+
+    def __init__(self, what: str, path: tuple[str, ...] = ()) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path = path
+
+    def inside(self, part: str) -> _NotStrict:
+        return _NotStrict(self.what, (part, *self.path))
+
+    def __str__(self) -> str:
+        return f"{self.what} at {'.'.join(self.path)}" if self.path else f"{self.what} at the root"
 
 
 def normalize_schema(schema: Any) -> dict[str, Any]:
@@ -61,13 +73,29 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
 
 def to_strict_schema(schema: Any) -> dict[str, Any] | None:
     """``schema`` rewritten for strict mode, or ``None`` when it does not qualify."""
-    root = normalize_schema(_inline_root_ref(schema))
-    if root.get("type") != "object" or any(k in root for k in ("anyOf", "oneOf", "allOf", "$ref")):
-        return None
     try:
-        return _strict(root, _definitions(root), ())
+        return _strict_root(schema)
     except _NotStrict:
         return None
+
+
+def strict_obstacle(schema: Any) -> str | None:
+    """Why ``schema`` does not qualify for strict mode and where (``a free-form object at
+    metadata``), or ``None`` when it does."""
+    try:
+        _strict_root(schema)
+    except _NotStrict as exc:
+        return str(exc)
+    return None
+
+
+def _strict_root(schema: Any) -> dict[str, Any]:
+    root = normalize_schema(_inline_root_ref(schema))
+    if root.get("type") != "object":
+        raise _NotStrict("a root that is not an object")
+    if any(k in root for k in ("anyOf", "oneOf", "allOf", "$ref")):
+        raise _NotStrict("a root that is a union or a reference")
+    return _strict(root, _definitions(root), ())
 
 
 def _inline_root_ref(schema: Any) -> Any:
@@ -118,7 +146,7 @@ def _strict(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[
             table = out[key]
             if not isinstance(table, Mapping):
                 raise _NotStrict(key)
-            out[key] = {name: _strict(sub, defs, stack) for name, sub in table.items()}
+            out[key] = {name: _inside(f"{key}.{name}", sub, defs, stack) for name, sub in table.items()}
     if "$ref" in out:
         # strict mode takes a bare $ref; one with siblings (a description) is inlined, once per cycle
         ref = out["$ref"]
@@ -132,7 +160,7 @@ def _strict(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[
         if not isinstance(variants, list) or not variants or set(out) - {"anyOf", "description", "$defs",
                                                                            "definitions"}:
             raise _NotStrict("anyOf with sibling constraints")
-        out["anyOf"] = [_strict(v, defs, stack) for v in variants]
+        out["anyOf"] = [_inside(f"anyOf.{n}", v, defs, stack) for n, v in enumerate(variants)]
         return out
     types = out.get("type")
     if types is None:
@@ -157,7 +185,7 @@ def _strict(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[
         required = set(out.get("required") or ())
         strict_props: dict[str, Any] = {}
         for name, sub in props.items():
-            converted = _strict(sub, defs, stack)
+            converted = _inside(name, sub, defs, stack)
             strict_props[name] = converted if name in required else _nullable(converted)
         out["properties"] = strict_props
         out["required"] = list(strict_props)
@@ -166,8 +194,15 @@ def _strict(node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[
         items = out.get("items")
         if not isinstance(items, Mapping):
             raise _NotStrict("an array without one item schema")
-        out["items"] = _strict(items, defs, stack)
+        out["items"] = _inside("items", items, defs, stack)
     return out
+
+
+def _inside(part: str, node: Any, defs: Mapping[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:
+    try:
+        return _strict(node, defs, stack)
+    except _NotStrict as exc:
+        raise exc.inside(part) from None
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -197,12 +232,31 @@ def transform(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**d, "parameters": normalize_schema(d.get("parameters")), "strict": False} for d in definitions]
 
 
+def explain(definitions: list[dict[str, Any]]) -> list[str]:
+    """Whether :func:`transform` renders these definitions strict, and when not, which tools
+    turned it off and why: one tool that does not qualify turns strict mode off for all."""
+    if not definitions:
+        return []
+    obstacles = [(d.get("name"), strict_obstacle(d.get("parameters"))) for d in definitions]
+    culprits = [f"{name} ({why})" for name, why in obstacles if why is not None]
+    if not culprits:
+        return ["strict function schemas: on (every tool's schema qualifies)"]
+    one = len(culprits) == 1
+    return [
+        "strict function schemas: off for every tool, because "
+        f"{'the schema of ' if one else 'the schemas of '}{'; '.join(culprits)} "
+        f"{'does' if one else 'do'} not qualify; without {'that tool' if one else 'those tools'} "
+        "(or with a schema strict mode can express) the set renders strict"
+    ]
+
+
 POLICY = ProviderPolicy(
     "openai",
     providers=PROVIDERS,
     exclusive=["ApplyPatch"],
     exclusive_unless={"ApplyPatch": "tools.exec.applyPatch.allModels"},
     transform_schema=transform,
+    explain_schema=explain,
     description="ApplyPatch only on OpenAI models; strict function schemas when every schema qualifies.",
 )
 

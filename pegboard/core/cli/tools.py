@@ -20,6 +20,7 @@ from pegboard.core.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from pegboard.core.app import Pegboard
     from pegboard.core.session import Selection
 
 
@@ -50,6 +51,7 @@ def command(
             data["decisions"] = [
                 {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason} for d in result.decisions
             ]
+            data["schema_notes"] = _schema_notes(pb, selection)
         if result.errors:
             data["errors"] = list(result.errors)
         emit_json(data)
@@ -63,7 +65,20 @@ def command(
             reason = d.reason if (explain or not d.enabled) else ""
             rows.append([d.name, status, d.step, reason] if explain else [d.name, status, reason])
         print_table(headers, rows)
+        if explain:
+            for note in _schema_notes(pb, selection):
+                click.echo(f"schema: {note}")
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     if result.errors:
         sys.exit(EXIT_ERROR)
+
+
+def _schema_notes(pb: Pegboard, selection: Selection) -> list[str]:
+    """What the provider's schema transform decides for this set (which tool turned strict off)."""
+    from pegboard.core.render import schema_notes
+
+    kwargs = selection.as_kwargs()
+    return schema_notes(
+        pb.visible_tools(**kwargs), pb.registry.provider_policies, provider=kwargs["provider"], model=kwargs["model"]
+    )
