@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     )
     from pegboard.core.markers import active_when, event_kinds, hookimpl, hookspec
     from pegboard.core.pathnames import InvalidPathError, resolve_path
+    from pegboard.core.permissions.suggest import RuleSuggestion, suggest_allow_rules
     from pegboard.core.plugins import PluginInfo
     from pegboard.core.policy import PolicyResult, ToolDecision
     from pegboard.core.protected import ProtectedPath, ProtectedPaths, protected_paths
@@ -147,6 +148,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "resolve_path",
     ),
     "pegboard.core.plugins": ("PluginInfo",),
+    "pegboard.core.permissions.suggest": ("RuleSuggestion", "suggest_allow_rules"),
     "pegboard.core.policy": (
         "PolicyResult",
         "ToolDecision",

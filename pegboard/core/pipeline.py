@@ -475,12 +475,10 @@ class CallPipeline:
         if answer is True:
             return
         if answer is False:
-            message = f"{ask_message(call, decision, ctx, approver)}; the approver refused"
-            raise CallRefused(ToolResult.refusal(Reason.NOT_APPROVED, message))
-        nobody = "no approver answered" if approver is not None else "no approver is available"
-        raise CallRefused(
-            ToolResult.refusal(Reason.NOT_APPROVED, f"{ask_message(call, decision, ctx, approver)}; {nobody}")
-        )
+            outcome = "the approver refused"
+        else:
+            outcome = "no approver answered" if approver is not None else "no approver is available"
+        raise CallRefused(not_approved(call, decision, ctx, approver, outcome))
 
     # 6 -------------------------------------------------------------------------------------
     async def execute(self, call: ToolCall, model: BaseModel, ctx: ToolContext, state: CallState) -> ToolResult:
@@ -629,12 +627,16 @@ class CallPipeline:
             extra["hook_notices"] = list(state.notices)
         if state.permission is not None:
             extra["permission"] = state.permission.to_json()
-        if not extra:
+        update: dict[str, Any] = {"metadata": {**result.metadata, **extra}} if extra else {}
+        if result.is_error and not result.reason:  # every error says why: here, the tool's own failure
+            update["reason"] = Reason.TOOL_ERROR.value
+        if not update:
             return result
         for handed in state.foreign:
             if result is handed:
-                return result.model_copy(update={"metadata": {**result.metadata, **extra}})
-        result.metadata = {**result.metadata, **extra}
+                return result.model_copy(update=update)
+        for key, value in update.items():
+            setattr(result, key, value)
         return result
 
 
@@ -676,9 +678,10 @@ def refuse_unaskable(call: ToolCall, decision: PermissionDecision, ctx: ToolCont
     ask from a hook (or a ``check_permission`` opinion) meets the mode.
     """
     if ctx.mode == "dontAsk":
-        raise CallRefused(
-            ToolResult.refusal(Reason.DENIED, f"{ask_message(call, decision)} (dontAsk mode denies instead of asking)")
-        )
+        refusal = not_approved(call, decision, ctx, None, "dontAsk mode denies instead of asking")
+        refusal.reason = Reason.DENIED.value
+        refusal.metadata["how_to_approve"] = DONT_ASK_HOW_TO_APPROVE
+        raise CallRefused(refusal)
 
 
 def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
@@ -690,30 +693,56 @@ def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
 
 #: what the Python API tells a caller that passed no approver
 API_HOW_TO_APPROVE = "pass approver= to Pegboard.call, or let a request_approval hook answer"
+DONT_ASK_HOW_TO_APPROVE = "add an allow rule or run in another mode (dontAsk denies every ask)"
+
+
+def not_approved(
+    call: ToolCall, decision: PermissionDecision, ctx: ToolContext | None, approver: Approver | None, outcome: str
+) -> ToolResult:
+    """The refusal of a call that asked and was not approved.
+
+    Its text is for the model: why it asked, what happened, and the narrowest allow rule when
+    one can let exactly this call run. How the developer can approve (``approver=``, the
+    CLI's ``--yes``) goes to ``metadata["how_to_approve"]``, the rules to
+    ``metadata["suggested_rules"]``.
+    """
+    metadata: dict[str, Any] = {
+        "how_to_approve": getattr(approver, "how_to_approve", None) or API_HOW_TO_APPROVE
+    }
+    message = ask_message(call, decision, ctx, outcome, metadata)
+    return ToolResult.refusal(Reason.NOT_APPROVED, message, **metadata)
 
 
 def ask_message(
-    call: ToolCall, decision: PermissionDecision, ctx: ToolContext | None = None, approver: Approver | None = None
+    call: ToolCall,
+    decision: PermissionDecision,
+    ctx: ToolContext | None,
+    outcome: str,
+    metadata: dict[str, Any] | None = None,
 ) -> str:
-    """Why the call waits for approval and how this caller can allow it.
+    """Why the call waits for approval, what became of the ask, and what would allow it.
 
-    An approver may carry ``how_to_approve`` (the CLI's says ``--yes`` or a terminal); the
-    suggested rule is the narrowest that would allow this very call (``Read(//etc/hosts)``).
+    The suggested rules are the narrowest that allow this very call (``Read(//etc/hosts)``,
+    one per simple command of a shell line); they land in ``metadata`` too.
     """
     rule = (
         f" by rule {decision.rule!r}" + (f" in {decision.source}" if decision.source else "") if decision.rule else ""
     )
-    approve = getattr(approver, "how_to_approve", None) or API_HOW_TO_APPROVE
+    head = f"{call.name} needs approval{rule} ({decision.reason}); {outcome}"
     if decision.hard:
-        how = f"a person must approve it ({approve}); no rule or hook can"
-    elif decision.rule is None:
-        from pegboard.core.permissions.suggest import narrowest_rule
+        return f"{head}. Only a person can approve it; no rule or hook can."
+    if decision.rule is not None or outcome == "the approver refused":
+        return f"{head}."
+    from pegboard.core.permissions.suggest import suggest_allow_rules
 
-        suggestion = narrowest_rule(call.tool, call.input, ctx.cwd if ctx is not None else Path.cwd())
-        how = f'add "{suggestion}" to permissions.allow, or approve it: {approve}'
-    else:
-        how = f"remove or narrow that ask rule, or approve it: {approve}"
-    return f"{call.name} needs approval{rule} ({decision.reason}); to allow it, {how}"
+    found = suggest_allow_rules(call.tool, call.input, ctx.cwd if ctx is not None else Path.cwd())
+    if metadata is not None and found.rules:
+        metadata["suggested_rules"] = list(found.rules)
+    if found.allows:
+        return f'{head}. To allow it, add "{found.text}" to permissions.allow.'
+    if found.rules:
+        return f'{head}. No narrow allow rule lets it run as written (its commands: "{found.text}"); it must be approved.'
+    return f"{head}. No narrow allow rule lets it run as written, so it must be approved."
 
 
 __all__ = ["Approver", "CallPipeline", "CallRefused", "validate_input"]

@@ -36,8 +36,9 @@ BACKGROUND_REFUSAL = (
 def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None) -> Any:
     """``--yes`` approves every ask; on a TTY the user is asked; otherwise nobody answers.
 
-    In a stored session (``remember``) the user may also answer "always": the narrowest rule
-    that allows the call is remembered for the rest of that session.
+    In a stored session (``remember``) the user may also answer "always": the narrowest rules
+    that allow the call (one per simple command of a shell line) are remembered for the rest
+    of that session; a call no narrow rule allows is only asked yes or no.
     """
 
     def approve(call: Any, decision: Any) -> Any:
@@ -47,21 +48,22 @@ def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None)
             return None
         why = f" ({decision.reason})" if decision.reason else ""
         question = f"Allow {call.name} {call.input}{why}?"
-        if not remember or decision.hard:
-            return click.confirm(question, default=False, err=True)
-        from pegboard.core.permissions.suggest import narrowest_rule
+        from pegboard.core.permissions.suggest import suggest_allow_rules
         from pegboard.core.session import PermissionUpdate
 
-        rule = narrowest_rule(call.tool, call.input, cwd or Path.cwd())
+        asks_always = remember and not decision.hard
+        found = suggest_allow_rules(call.tool, call.input, cwd or Path.cwd()) if asks_always else None
+        if found is None or not found.allows:
+            return click.confirm(question, default=False, err=True)
         answer = click.prompt(
-            f"{question} [y]es, [n]o, [a]lways in this session ({rule})",
+            f'{question} [y]es, [n]o, [a]lways in this session ("{found.text}")',
             type=click.Choice(["y", "n", "a"], case_sensitive=False),
             default="n",
             show_choices=False,
             err=True,
         )
         if answer.lower() == "a":
-            return PermissionUpdate(rules=[rule])
+            return PermissionUpdate(rules=found.rules)
         return answer.lower() == "y"
 
     approve.how_to_approve = "pass --yes, or run pegboard call in a terminal to be asked"  # type: ignore[attr-defined]

@@ -205,6 +205,8 @@ def emit_result(result: Any, as_json: bool, *, session: str | None = None) -> No
             click.echo(f"note: {notice}", err=True)
         for error in result.metadata.get("hook_errors", []):
             click.echo(f"note: hook {error['hook']} of {error['plugin']} failed: {error['error']}", err=True)
+        if result.is_error and isinstance(how := result.metadata.get("how_to_approve"), str):
+            click.echo(f"note: to approve such a call, {how}", err=True)
         if result.is_error:
             click.echo(f"({result.reason})", err=True)
     sys.exit(1 if result.is_error else 0)
