@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Unpack
 
 from pegboard.core.config import PegboardConfig
+from pegboard.core.install_hints import no_tools_hint
 from pegboard.core.policy.catalog import PolicyCatalog
 from pegboard.core.policy.decide import decide_all, empty_warning
 from pegboard.core.policy.plan import PolicySelection, plan_policy
@@ -27,6 +28,8 @@ def resolve_policy(
     enabled = [d.name for d in decisions if d.enabled]
     if decisions and not enabled:
         plan.problems.warn(empty_warning(plan.base, decisions))
+    elif not decisions:
+        plan.problems.warn(no_tools_hint())
     return PolicyResult(
         enabled=enabled,
         disabled=[d for d in decisions if not d.enabled],
