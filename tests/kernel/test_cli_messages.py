@@ -51,3 +51,30 @@ def test_tools_json_carries_the_warnings_it_prints(tmp_path: Path) -> None:
     assert len(printed) == 2 and any("tools.alow" in w for w in printed) and any("WebSerch" in w for w in printed)
     data = json.loads(pegboard("tools", "--config", str(config), "--json", cwd=tmp_path).stdout)
     assert data["warnings"] == printed
+
+
+# ------------------------------------------------------------------------------- errors under --json
+
+
+def test_usage_errors_with_json_print_an_error_object(tmp_path: Path) -> None:
+    for args, message in (
+        (("call", "--json"), "Missing argument 'TOOL'."),
+        (("call", "Read", "--json", "--mode", "bogus"), "Invalid value for '--mode'"),
+        (("call", "Read", "--input", "{bad", "--json"), "--input is not valid JSON"),
+        (("tools", "--json", "--cwd", str(tmp_path / "missing")), "no such directory"),
+        (("config", "validate", "--json"), "Missing argument 'FILE'."),
+        (("sessions", "show", "nope", "--json"), "no stored session 'nope'"),
+    ):
+        proc = pegboard(*args, cwd=tmp_path)
+        data = json.loads(proc.stdout)
+        assert set(data) == {"error", "exit_code"} and message in data["error"], args
+        assert data["exit_code"] == proc.returncode != 0, args
+        assert message in proc.stderr, args
+    plain = pegboard("call", cwd=tmp_path)
+    assert plain.returncode == 2 and plain.stdout == "" and "Missing argument 'TOOL'." in plain.stderr
+
+
+def test_a_failing_command_names_why_it_failed(tmp_path: Path) -> None:
+    proc = pegboard("call", "Bash", "--yes", "--input", '{"command": "exit 3"}', cwd=tmp_path)
+    assert proc.returncode == 1 and "Exit code 3" in proc.stdout
+    assert "(None)" not in proc.stderr and proc.stderr.splitlines()[-1] == "(tool_error)"

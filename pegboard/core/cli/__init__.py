@@ -46,6 +46,15 @@ def _command_entry_points() -> dict[str, Any]:
     return found
 
 
+def _json_usage_error(exc: click.UsageError, args: list[str]) -> None:
+    """With ``--json`` on the command line, a usage error is also a JSON object on stdout."""
+    if "--json" in args and not getattr(exc, "json_shown", False):
+        from pegboard.core.cli.common import json_error
+
+        json_error(exc.format_message(), exc.exit_code)
+        exc.json_shown = True  # type: ignore[attr-defined]
+
+
 class LazyGroup(click.Group):
     """Imports a command's module only when that command runs.
 
@@ -53,6 +62,23 @@ class LazyGroup(click.Group):
     value = ``module:click_command``; only that module is imported) or, as a fallback, from
     the ``register_commands`` hook, which imports every plugin.
     """
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            _json_usage_error(exc, args)
+            raise
+
+    def invoke(self, ctx: click.Context) -> Any:
+        args = [*ctx.protected_args, *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            _json_usage_error(exc, args)
+            raise
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*BUILTIN_COMMANDS, *_command_entry_points(), *self.commands})

@@ -117,7 +117,23 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON (a stable, scriptable shape).")(fn)
 
 
+def json_error(message: str, code: int) -> None:
+    """The ``--json`` shape of an error that ends a command: a script reading stdout gets an
+    object naming what was wrong instead of nothing (the human message still goes to stderr)."""
+    click.echo(json.dumps({"error": message, "exit_code": code}, ensure_ascii=False))
+
+
+def wants_json(ctx: click.Context | None = None) -> bool:
+    """Whether the command running now was given ``--json``."""
+    ctx = ctx if ctx is not None else click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.params.get("as_json"))
+
+
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """End the command: ``error: MESSAGE`` on stderr, with ``--json`` also :func:`json_error`'s
+    object on stdout, and exit ``code``."""
+    if wants_json():
+        json_error(message, code)
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
@@ -208,5 +224,5 @@ def emit_result(result: Any, as_json: bool, *, session: str | None = None) -> No
         if result.is_error and isinstance(how := result.metadata.get("how_to_approve"), str):
             click.echo(f"note: to approve such a call, {how}", err=True)
         if result.is_error:
-            click.echo(f"({result.reason})", err=True)
+            click.echo(f"({result.reason or 'error'})", err=True)
     sys.exit(1 if result.is_error else 0)
