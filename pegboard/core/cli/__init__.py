@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from pegboard.core.install_hints import command_hint
+
 BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "call": ("pegboard.core.cli.call", "Run a tool call through the whole pipeline."),
     "check": ("pegboard.core.cli.check", "May this call run? allow / ask / deny and the rule that decided."),
@@ -101,7 +103,10 @@ class LazyGroup(click.Group):
                     self.add_command(loaded, cmd_name)
                     return loaded
         self._load_plugin_commands()
-        return self.commands.get(cmd_name)
+        found = self.commands.get(cmd_name)
+        if found is None and (hint := command_hint(cmd_name)) is not None:
+            ctx.fail(hint)
+        return found
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, BUILTIN_COMMANDS[name][1]) for name in sorted(BUILTIN_COMMANDS)]
