@@ -111,7 +111,10 @@ async def test_ask_without_elicitation_is_refused_with_a_way_out(serve_args, wor
         result = await client.call_tool("Guarded", {"text": "go"})
     assert result.is_error
     message = text_of(result)
-    assert "needs approval" in message and "to allow it" in message
+    assert "needs approval" in message and 'To allow it, add "Guarded" to permissions.allow' in message
+    meta = (result.meta or {})["pegboard"]
+    assert meta["reason"] == "not_approved" and meta["suggested_rules"] == ["Guarded"]
+    assert "--mode" in meta["how_to_approve"] and "--mode" not in message
 
 
 async def test_32_concurrent_calls(serve_args, workdir):

@@ -19,11 +19,13 @@ from pegboard import (
     ImageBlock,
     Pegboard,
     PermissionDecision,
+    PermissionUpdate,
     Session,
     TextBlock,
     ToolCall,
     ToolResult,
     deferred_tools_note,
+    suggest_allow_rules,
 )
 from pegboard_mcp_server.host import CURRENT_LINK, ClientHost, ClientLink, release
 from pegboard_mcp_server.paging import DEFAULT_PAGE_SIZE, page
@@ -38,18 +40,33 @@ log = logging.getLogger("pegboard.mcp.serve")
 # client cannot be asked.
 Elicit = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "approve": {
-            "type": "boolean",
-            "title": "Approve",
-            "description": "Run this tool call once",
-            "default": True,
-        }
-    },
-    "required": ["approve"],
-}
+#: the answers of an approval form: run this call, run it and remember its rules, refuse it
+APPROVE_ONCE, APPROVE_SESSION, APPROVE_DENY = "once", "session", "deny"
+
+
+def approval_schema(session_rules: str | None) -> dict[str, Any]:
+    """The approval form: one choice, with "always in this session" when narrow rules
+    (``session_rules``, as quoted) would allow the call, as the CLI offers it."""
+    values = [APPROVE_ONCE, APPROVE_DENY]
+    titles = ["Allow once", "Deny"]
+    if session_rules:
+        values.insert(1, APPROVE_SESSION)
+        titles.insert(1, f'Allow always in this session (adds "{session_rules}")')
+    return {
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Allow this call?",
+                "enum": values,
+                "enumNames": titles,
+                "default": APPROVE_ONCE,
+            }
+        },
+        "required": ["decision"],
+    }
+
+
 MAX_PREVIEW_CHARS = 600
 #: A client session unused this long is closed (the SDK ends idle HTTP sessions after 30 min).
 DEFAULT_IDLE_TIMEOUT = 1800.0
@@ -83,23 +100,44 @@ def approval_message(call: ToolCall, decision: PermissionDecision) -> str:
     return f"Allow {call.name} to run with {shown}?{why}{reason}".strip()
 
 
-def elicitation_approver(elicit: Elicit) -> Callable[[ToolCall, PermissionDecision], Awaitable[bool | None]]:
-    """An approver for ``Pegboard.call`` that asks the MCP client's user through elicitation."""
+def elicitation_approver(
+    elicit: Elicit, cwd: Path | None = None
+) -> Callable[[ToolCall, PermissionDecision], Awaitable[bool | PermissionUpdate | None]]:
+    """An approver for ``Pegboard.call`` that asks the MCP client's user through elicitation:
+    once, always in this session (the narrowest allow rules, remembered by the session), or
+    deny. A hard ask (no rule can allow it) is only offered once or deny."""
 
-    async def approve(call: ToolCall, decision: PermissionDecision) -> bool | None:
-        answer = await elicit(approval_message(call, decision), APPROVAL_SCHEMA)
+    async def approve(call: ToolCall, decision: PermissionDecision) -> bool | PermissionUpdate | None:
+        found = None if decision.hard else suggest_allow_rules(call.tool, call.input, cwd or Path.cwd())
+        remembered = found.rules if found is not None and found.allows and found.rules else ()
+        schema = approval_schema('", "'.join(remembered) if remembered else None)
+        answer = await elicit(approval_message(call, decision), schema)
         if answer is None:
             return None
-        if answer.get("action") != "accept":
-            return False
-        content = answer.get("content") or {}
-        return content.get("approve", True) is not False
+        return approval_answer(answer, remembered)
 
     approve.how_to_approve = (  # type: ignore[attr-defined]
         "use an MCP client that supports elicitation so its user can be asked, or restart pegboard serve "
         "with another --mode (acceptEdits, bypassPermissions)"
     )
     return approve
+
+
+def approval_answer(answer: dict[str, Any], rules: Sequence[str]) -> bool | PermissionUpdate:
+    """What a filled-in approval form means: only accept approves; a choice the form did not
+    offer refuses. A client that answers the older one-boolean form (``approve``) is understood."""
+    if answer.get("action") != "accept":
+        return False
+    content = answer.get("content")
+    content = content if isinstance(content, dict) else {}
+    choice = content.get("decision")
+    if choice is None:
+        return content.get("approve", True) is not False
+    if choice == APPROVE_ONCE:
+        return True
+    if choice == APPROVE_SESSION and rules:
+        return PermissionUpdate(rules=list(rules))
+    return False
 
 
 def result_to_mcp(result: ToolResult) -> dict[str, Any]:
@@ -114,9 +152,10 @@ def result_to_mcp(result: ToolResult) -> dict[str, Any]:
     if result.structured is not None and not result.is_error:
         out["structuredContent"] = result.structured
     meta: dict[str, Any] = {}
-    if result.reason:
-        meta["reason"] = result.reason
-    for key in ("additional_context", "system_messages", "hook_notices", "reference"):
+    if result.reason or result.is_error:  # every error says why
+        meta["reason"] = result.reason or "tool_error"
+    for key in ("additional_context", "system_messages", "hook_notices", "reference", "how_to_approve",
+                "suggested_rules"):
         if key in result.metadata:
             meta[key] = result.metadata[key]
     if meta:
@@ -361,6 +400,8 @@ class Bridge:
             if client is None and "session" in locals():
                 await session.close()
                 release(session)
+        if result.reason == "not_approved" and isinstance(how := result.metadata.get("how_to_approve"), str):
+            log.info("%s was not approved; to approve such calls, %s", name, how)
         return result_to_mcp(result)
 
     def _listen(self, client: Any, link: ClientLink | None) -> None:
@@ -374,7 +415,7 @@ class Bridge:
         known = self._approvers.get(id(elicit))
         if known is not None and known[0] is elicit:
             return known[1]
-        approver = elicitation_approver(elicit)
+        approver = elicitation_approver(elicit, self.selection.cwd or self.pegboard.cwd)
         if len(self._approvers) >= 256:
             self._approvers.clear()
         self._approvers[id(elicit)] = (elicit, approver)
