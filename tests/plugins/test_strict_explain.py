@@ -47,6 +47,7 @@ def test_tools_explain_names_the_tool_that_turned_strict_off(tmp_path: Path) -> 
     assert table.returncode == 0, table.stderr
     [line] = [x for x in table.stdout.splitlines() if x.startswith("schema: ")]
     assert line.startswith("schema: openai: strict function schemas: off") and "TaskCreate" in line
+    assert line in (Path(__file__).resolve().parents[2] / "docs" / "policy.md").read_text().splitlines()
     as_json = pegboard("tools", "--explain", "--provider", "openai", "--profile", "coding", "--json", cwd=tmp_path)
     notes = json.loads(as_json.stdout)["schema_notes"]
     assert len(notes) == 1 and notes[0].startswith("openai: strict function schemas: on")

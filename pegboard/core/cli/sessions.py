@@ -27,6 +27,18 @@ def parse_duration(text: str) -> float:
     return float(match.group(1)) * _UNITS[match.group(2)]
 
 
+def describe_duration(seconds: float) -> str:
+    """``30d``, ``12h``, ``90m``, ``5s``: the largest unit that says it in a short number."""
+    for unit in ("w", "d", "h", "m"):
+        size = _UNITS[unit]
+        if seconds >= size and (seconds / size).is_integer():
+            return f"{seconds / size:g}{unit}"
+    for unit in ("d", "h", "m"):
+        if seconds >= _UNITS[unit]:
+            return f"{seconds / _UNITS[unit]:.3g}{unit}"
+    return f"{seconds:g}s"
+
+
 def _store(config_files: tuple[Path, ...], cwd: Path | None) -> Any:
     from pegboard.core.store import SessionStoreError
 
@@ -202,4 +214,4 @@ def prune(older_than: str | None, config_files: tuple[Path, ...], cwd: Path | No
     if as_json:
         emit_json({"removed": removed, "older_than_seconds": age})
     else:
-        click.echo(f"removed {len(removed)} session(s) untouched for {age / 86400:g} days")
+        click.echo(f"removed {len(removed)} session(s) not used for {describe_duration(age)}")
