@@ -78,3 +78,21 @@ def test_a_failing_command_names_why_it_failed(tmp_path: Path) -> None:
     proc = pegboard("call", "Bash", "--yes", "--input", '{"command": "exit 3"}', cwd=tmp_path)
     assert proc.returncode == 1 and "Exit code 3" in proc.stdout
     assert "(None)" not in proc.stderr and proc.stderr.splitlines()[-1] == "(tool_error)"
+
+
+# ------------------------------------------------------------------------------- Read, then Edit
+
+
+def test_an_edit_after_a_read_in_another_call_says_to_use_session(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("hello\n")
+    edit = ("call", "Edit", "--yes", "--input", json.dumps({"file_path": "notes.txt", "old_string": "hello",
+                                                           "new_string": "bye"}))
+    read = ("call", "Read", "--input", '{"file_path": "notes.txt"}')
+    assert pegboard(*read, cwd=tmp_path).returncode == 0
+    refused = pegboard(*edit, cwd=tmp_path)
+    assert refused.returncode == 1 and "has not been read yet" in refused.stdout
+    assert "run the Read and this call with the same --session NAME" in refused.stderr
+    assert pegboard(*read, "--session", "s1", cwd=tmp_path).returncode == 0
+    done = pegboard(*edit, "--session", "s1", cwd=tmp_path)
+    assert done.returncode == 0 and target.read_text() == "bye\n" and "--session" not in done.stderr

@@ -33,6 +33,14 @@ BACKGROUND_REFUSAL = (
 )
 
 
+#: why a Read in an earlier ``pegboard call`` does not let this one edit: each call without
+#: ``--session`` has a session, and a read ledger, of its own
+NOT_READ_WITHOUT_SESSION = (
+    "without --session each pegboard call is a session of its own, which has read no file: "
+    "run the Read and this call with the same --session NAME"
+)
+
+
 def make_approver(yes: bool, *, remember: bool = False, cwd: Path | None = None) -> Any:
     """``--yes`` approves every ask; on a TTY the user is asked; otherwise nobody answers.
 
@@ -128,6 +136,8 @@ def command(
         fail(str(exc), EXIT_USAGE)
     for diag in pb._permission_engine(cwd=cwd, mode=mode, additional_dirs=list(add_dirs)).diagnostics:
         click.echo(f"warning: {diag}", err=True)
+    if sid is None and result.metadata.get("read_state") == "not_read":
+        click.echo(f"note: {NOT_READ_WITHOUT_SESSION}", err=True)
     emit_result(result, as_json, session=sid)
 
 
