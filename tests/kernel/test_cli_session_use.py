@@ -55,6 +55,8 @@ def test_a_session_used_a_moment_ago_survives_prune_and_is_listed_first(tmp_path
     pruned = run_json("sessions", "prune", "--older-than", "5s", cwd=tmp_path, data=data)
     assert pruned["removed"] == ["idle"]
     assert [r["id"] for r in run_json("sessions", "list", cwd=tmp_path, data=data)] == ["worked"]
+    said = run("sessions", "prune", "--older-than", "90m", cwd=tmp_path, data=data)
+    assert said.returncode == 0 and said.stdout.strip() == "removed 0 session(s) not used for 90m"
 
 
 def test_the_automatic_prune_keeps_a_session_in_use(tmp_path: Path) -> None:
