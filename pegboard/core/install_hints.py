@@ -26,8 +26,8 @@ FIRST_TOOL = "plugins/toolkit builtin_tools/read"
 
 
 def install_from_clone(distribution: str, folder: str) -> str:
-    """``"install pegboard-x (from a clone of Pegboard, in its root: pip install plugins/x)"``."""
-    return f"install {distribution} (from a clone of Pegboard, in its root: pip install {folder})"
+    """``"pegboard-x, which is not installed; from a clone of Pegboard, in its root: pip install plugins/x"``."""
+    return f"{distribution}, which is not installed; from a clone of Pegboard, in its root: pip install {folder}"
 
 
 def profile_hint(name: str) -> str:
@@ -35,7 +35,7 @@ def profile_hint(name: str) -> str:
     found = PROFILES.get(name.strip().casefold())
     if found is None:
         return ""
-    return f" Profile {name.strip()!r} comes with {found[0]}, which is not installed: {install_from_clone(*found)}."
+    return f" Profile {name.strip()!r} comes with {install_from_clone(*found)}."
 
 
 def command_hint(name: str) -> str | None:
@@ -43,7 +43,7 @@ def command_hint(name: str) -> str | None:
     found = COMMANDS.get(name)
     if found is None:
         return None
-    return f"No such command {name!r}: it comes with {found[0]}, which is not installed; {install_from_clone(*found)}."
+    return f"No such command {name!r}: it comes with {install_from_clone(*found)}."
 
 
 def no_tools_hint() -> str:
