@@ -285,3 +285,30 @@ def keeps_http(guard: NetworkGuard, settings: WebFetchSettings, url: str) -> boo
         return False
     policy = guard.policy
     return policy.name_allowed(parsed.host) or (parsed.ip is not None and policy.address_allowed(parsed.ip))
+
+
+def plain_http_hint(exc: Exception, asked: str, fetched: str, settings: WebFetchSettings, settings_key: str) -> None:
+    """Complete the message of a failed fetch of an ``http://`` URL with every setting a server
+    on a private host needs, so the user does not learn them one failure at a time: the host
+    in ``allowPrivateHosts``, and ``allowHttpForPrivateHosts`` to keep the URL from being upgraded
+    to https (a plain-http server answers a TLS handshake with ``WRONG_VERSION_NUMBER``)."""
+    from pegboard_toolkit.netguard import NetworkRefused
+
+    try:
+        was_http = parse_url(asked.strip()).scheme == "http"
+    except InvalidUrlError:
+        return
+    upgraded = was_http and fetched.startswith("https:")
+    keep_http = f"{settings_key}.allowHttpForPrivateHosts = true"
+    if isinstance(exc, NetworkRefused) and exc.error_kind == "blocked_address" and upgraded and (
+        not settings.allowHttpForPrivateHosts
+    ):
+        hint = f"; for a server that speaks only http, also set {keep_http} (without it http:// is upgraded to https://)"
+    elif isinstance(exc, FetchError) and exc.error_kind == "connect_error" and upgraded and (
+        settings.allowPrivateHosts and not settings.allowHttpForPrivateHosts
+    ):
+        hint = (f"; {asked.strip()} was upgraded to https://; if the server on this private host speaks only http, "
+                f"set {keep_http} to keep http:// for the hosts in {settings_key}.allowPrivateHosts")
+    else:
+        return
+    exc.args = (f"{exc.args[0] if exc.args else exc}{hint}", *exc.args[1:])

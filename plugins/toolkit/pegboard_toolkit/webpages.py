@@ -22,6 +22,7 @@ from pegboard_toolkit.webfetch import (
     fetch,
     guard_for,
     keeps_http,
+    plain_http_hint,
     upgrade_url,
 )
 
@@ -113,7 +114,11 @@ async def fetch_page(
     """``url`` as given by a model, prepared (:func:`prepare_url`) and loaded (:func:`load_page`):
     what WebFetch does for its URL and web_extract for each of its URLs. Raises what they raise."""
     prepared = await prepare_url(ctx, url, settings, settings_key)
-    return await load_page(ctx, prepared, mode, settings, settings_key)
+    try:
+        return await load_page(ctx, prepared, mode, settings, settings_key)
+    except Exception as exc:
+        plain_http_hint(exc, url, prepared, settings, settings_key)
+        raise
 
 
 async def _convert(answer: FetchedBody, mode: Mode, max_chars: int) -> LoadedPage:
