@@ -259,3 +259,12 @@ def test_every_profile_hint_names_a_profile_its_distribution_registers(name: str
     distribution, folder = PROFILES[name]
     module = next((REPO / folder).glob("pegboard_*.py"))
     assert f'"{name}"' in module.read_text(encoding="utf-8"), (distribution, module)
+
+
+def test_docs_quote_the_hints_as_pegboard_prints_them() -> None:
+    from pegboard.core.install_hints import command_hint, profile_hint
+
+    cli_doc = " ".join((REPO / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert f"`{no_tools_hint()}`" in cli_doc
+    assert f"unknown profile 'coding'.{profile_hint('coding')} Valid profiles: full." in cli_doc
+    assert f"`{command_hint('serve')}`" in cli_doc
