@@ -741,7 +741,8 @@ def ask_message(
     if found.allows:
         return f'{head}. To allow it, add "{found.text}" to permissions.allow.'
     if found.rules:
-        return f'{head}. No narrow allow rule lets it run as written (its commands: "{found.text}"); it must be approved.'
+        commands = f'its commands: "{found.text}"'
+        return f"{head}. No narrow allow rule lets it run as written ({commands}); it must be approved."
     return f"{head}. No narrow allow rule lets it run as written, so it must be approved."
 
 

@@ -96,3 +96,11 @@ def test_an_edit_after_a_read_in_another_call_says_to_use_session(tmp_path: Path
     assert pegboard(*read, "--session", "s1", cwd=tmp_path).returncode == 0
     done = pegboard(*edit, "--session", "s1", cwd=tmp_path)
     assert done.returncode == 0 and target.read_text() == "bye\n" and "--session" not in done.stderr
+
+
+def test_a_grep_refusal_names_its_path_once(tmp_path: Path) -> None:
+    project, outside = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    outside.mkdir()
+    proc = pegboard("call", "Grep", "--input", json.dumps({"pattern": "x", "path": str(outside)}), cwd=project)
+    assert proc.returncode == 1 and f"outside the working directories ({outside}) needs permission" in proc.stdout

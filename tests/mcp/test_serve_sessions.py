@@ -215,8 +215,9 @@ async def test_a_refusal_tells_an_mcp_client_how_to_allow_the_call(session_args,
     params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
     async with Client(params) as client:  # no elicitation callback: the client cannot be asked
         refused = await client.call_tool("Guarded", {"text": "x"})
-    text = text_of(refused)
-    assert refused.is_error and "elicitation" in text and "--mode" in text and '"Guarded"' in text
+    text, how = text_of(refused), refused.meta["pegboard"]["how_to_approve"]
+    assert refused.is_error and '"Guarded"' in text and "elicitation" not in text
+    assert "elicitation" in how and "--mode" in how  # the developer's instructions go to the host, not the model
 
 
 async def test_an_http_session_the_client_deletes_is_closed_at_once(session_args, workdir, tmp_path):

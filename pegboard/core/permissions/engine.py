@@ -753,7 +753,7 @@ class PermissionEngine:
             base = data.get("path") if isinstance(data.get("path"), str) and data.get("path") else "."
             joined = pattern if pattern.startswith(("/", "~")) else f"{base}/{pattern}"
             raws = [p for p in raws if p != base] + [_glob_literal(joined)]
-        return raws, complete
+        return list(dict.fromkeys(raws)), complete  # a path given twice (path and file_path) is named once
 
     def _paths(self, view: _View, kind: str, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
         out = _Outcome(is_edit=kind == "edit")
