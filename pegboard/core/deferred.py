@@ -49,10 +49,12 @@ class DeferredTools:
             return set()
         return self._memory_session(session_id).loaded_deferred()
 
-    def load(self, names: Iterable[str], session_id: str | None = None) -> None:
-        """Make ``names`` part of ``session_id``'s tool set from the next request on."""
-        if self._memory_session is not None:
-            self._memory_session(session_id).load_deferred(list(names))
+    def load(self, names: Iterable[str], session_id: str | None = None) -> list[str]:
+        """Make ``names`` part of ``session_id``'s tool set from the next request on; returns
+        the tools' own names. An unknown name raises ``SessionError`` (``Session.load_deferred``)."""
+        if self._memory_session is None:
+            return []
+        return self._memory_session(session_id).load_deferred(list(names))
 
     def visible(
         self, tools: Sequence[Tool], session_id: str | None = None, *, loaded: set[str] | None = None

@@ -427,9 +427,23 @@ class Session:
         loaded: list[str] = self.state[LOADED_DEFERRED]
         return set(loaded)
 
-    def load_deferred(self, names: Sequence[str]) -> None:
-        """Make the deferred tools ``names`` part of this session's tool set from the next request."""
-        added = [n for n in names if n]
+    def load_deferred(self, names: Sequence[str]) -> list[str]:
+        """Make the deferred tools ``names`` part of this session's tool set from the next request.
+
+        A name may be an alias or differ in case; it is stored as the tool's own name, and the
+        names stored are returned. A name no registered tool has raises ``SessionError`` naming
+        the deferred tools there are, and loads nothing.
+        """
+        found = {n: self.pegboard.tool(n) for n in names if n}
+        unknown = [n for n, tool in found.items() if tool is None]
+        if unknown:
+            deferred = sorted((t.name for t in self.enabled_tools() if t.deferred), key=str.casefold)
+            offered = ", ".join(deferred) if deferred else "none in this session's tool set"
+            raise SessionError(
+                f"cannot load {', '.join(map(repr, unknown))}: no tool of that name is registered"
+                f" (deferred tools: {offered})"
+            )
+        added = sorted({tool.name for tool in found.values() if tool is not None})
 
         def merge(current: list[str] | None) -> list[str]:
             return sorted(set(current or ()) | set(added))
@@ -438,6 +452,7 @@ class Session:
         if not set(added) <= before:
             self.state.update(LOADED_DEFERRED, merge)
             self.pegboard.deferred.bump()
+        return added
 
     def visible_tools(self) -> list[Tool]:
         """The enabled tools whose definitions go into the next request (deferred ones once loaded)."""

@@ -37,8 +37,9 @@ def loaded_tools(pegboard: Any, session_id: str | None = None) -> set[str]:
     return loaded
 
 
-def load(pegboard: Any, names: Iterable[str], session_id: str | None = None) -> None:
-    pegboard.deferred.load(names, session_id)
+def load(pegboard: Any, names: Iterable[str], session_id: str | None = None) -> list[str]:
+    loaded: list[str] = pegboard.deferred.load(names, session_id)
+    return loaded
 
 
 def visible_tools(pegboard: Any, tools: Sequence[Tool], session_id: str | None = None) -> list[Tool]:

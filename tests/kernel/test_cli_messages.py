@@ -64,6 +64,9 @@ def test_usage_errors_with_json_print_an_error_object(tmp_path: Path) -> None:
         (("tools", "--json", "--cwd", str(tmp_path / "missing")), "no such directory"),
         (("config", "validate", "--json"), "Missing argument 'FILE'."),
         (("sessions", "show", "nope", "--json"), "no stored session 'nope'"),
+        (("tools", "--json", "--bogus"), "No such option '--bogus'"),
+        (("--json", "tools"), "put it after the command (pegboard tools --json)"),
+        (("--json", "--bogus"), "put it after the command"),
     ):
         proc = pegboard(*args, cwd=tmp_path)
         data = json.loads(proc.stdout)

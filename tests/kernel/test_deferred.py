@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pegboard import Tool, ToolContext
+import pytest
+
+from pegboard import SessionError, Tool, ToolContext
 from pegboard.testing import isolated_pegboard
 from tests.kernel.toolkit import EchoInput, ToolsPlugin, echo
 
@@ -39,3 +41,14 @@ def test_policy_still_applies_to_deferred_tools() -> None:
     pb.deferred.load(["Lazy"])
     assert names(pb.schema("anthropic")) == {"Echo", "Finder"}
     assert pb.call_sync("Lazy", {"text": "x"}).reason == "denied"
+
+
+def test_loading_an_unknown_name_says_which_deferred_tools_there_are() -> None:
+    pb = isolated_pegboard(ToolsPlugin(echo, lazy, finder))
+    with pytest.raises(
+        SessionError, match=r"cannot load 'Lazzy': no tool of that name is registered \(deferred tools: Lazy\)"
+    ):
+        pb.deferred.load(["Lazzy"], session_id="s1")
+    assert names(pb.schema("anthropic", session_id="s1")) == {"Echo", "Finder"}
+    assert pb.deferred.load(["lazy"], session_id="s1") == ["Lazy"]  # case and aliases resolve to the tool's name
+    assert names(pb.schema("anthropic", session_id="s1")) == {"Echo", "Finder", "Lazy"}

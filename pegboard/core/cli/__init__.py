@@ -68,10 +68,14 @@ class LazyGroup(click.Group):
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:
+        given = list(args)  # parsing consumes ``args``
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
-            _json_usage_error(exc, args)
+            if parent is None and isinstance(exc, click.NoSuchOption) and exc.option_name == "--json":
+                exc.message = "--json is an option of each command: put it after the command (pegboard tools --json)."
+                exc.possibilities = None
+            _json_usage_error(exc, given)
             raise
 
     def invoke(self, ctx: click.Context) -> Any:
