@@ -144,10 +144,11 @@ def setup(force: bool = True) -> None:
         say("creating .venv")
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     stamp = install_stamp()
-    pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check", "-q"]
+    pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check", "--progress-bar", "off"]
     dists = local_distributions()
     requirements = third_party_requirements(dists)
-    say(f"installing {len(requirements)} third-party requirements and requirements-dev.txt (this takes a while)")
+    say(f"installing {len(requirements)} third-party requirements and requirements-dev.txt"
+        " (about a minute the first time; pip names each package as it goes)")
     run(*pip, "install", "setuptools>=77", "wheel", *requirements, "-r", ROOT / "requirements-dev.txt")
     say(f"installing {len(dists)} local distributions in editable mode")
     editable: list[str | Path] = [x for d in dists for x in ("-e", d)]
@@ -218,9 +219,13 @@ def main(argv: list[str]) -> int:
             [PY, str(Path(__file__).resolve()), "imports"],
             [PY, "-m", "pytest", "-n", "auto", *argv[2:]],
         ]
-        for step in steps:
+        labels = ["ruff (lint)", "mypy (types; about 15 s without its cache)", "the import contract",
+                  "pytest (the whole suite, on every core)"]
+        for number, (label, step) in enumerate(zip(labels, steps, strict=True), 1):
+            say(f"step {number}/{len(steps)}: {label}")
             print("+", " ".join(str(c) for c in step), flush=True)
             if (code := subprocess.call(step, cwd=ROOT, env=env)) != 0:
+                say(f"step {number}/{len(steps)} ({label.split(' (')[0]}) failed with exit code {code}")
                 return code
     return 0
 

@@ -6,7 +6,7 @@ the model makes with ``session.call`` and send back the results, until the model
 without a tool call. The host hooks (approvals, questions, plans, subagents, messages) are
 answered on the terminal::
 
-    python examples/harness.py --base-url http://localhost:8000/v1 --model my-model "fix the failing test"
+    .venv/bin/python examples/harness.py --base-url http://localhost:8000/v1 --model my-model "fix the failing test"
 
 The API key, if the endpoint needs one, is read from ``OPENAI_API_KEY``.
 """

@@ -82,3 +82,17 @@ def test_the_readme_python_snippet_runs_as_written(tmp_path: Path) -> None:
     assert "'Read'" in proc.stdout, "the tool list"
     assert "# Pegboard" in proc.stdout, "the Read call returned the README's first line"
     assert "not_approved" in proc.stdout and "approver=" in proc.stdout, "the refused call says how to allow it"
+
+
+def test_the_test_command_names_each_step_as_it_starts() -> None:
+    dev = dev_module()
+    if not dev.up_to_date(REPO):
+        pytest.skip("this checkout's .venv was not set up by the current dev.py (run python3 dev.py setup)")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "dev.py"), "test", "-n", "0", "--co", "-q", "tests/kernel/test_deferred.py"],
+        capture_output=True, text=True, timeout=300, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    steps = [line for line in proc.stderr.splitlines() if line.startswith("dev.py: step ")]
+    assert [s.split(":")[1].strip() for s in steps] == ["step 1/4", "step 2/4", "step 3/4", "step 4/4"]
+    assert "mypy (types; about 15 s without its cache)" in steps[1]

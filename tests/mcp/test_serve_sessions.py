@@ -215,7 +215,7 @@ async def test_a_refusal_tells_an_mcp_client_how_to_allow_the_call(session_args,
     params = StdioServerParameters(command=PEGBOARD, args=session_args, cwd=str(workdir), env=serve_env())
     async with Client(params) as client:  # no elicitation callback: the client cannot be asked
         refused = await client.call_tool("Guarded", {"text": "x"})
-    text, how = text_of(refused), refused.meta["pegboard"]["how_to_approve"]
+    text, how = text_of(refused), (refused.meta or {})["pegboard"]["how_to_approve"]
     assert refused.is_error and '"Guarded"' in text and "elicitation" not in text
     assert "elicitation" in how and "--mode" in how  # the developer's instructions go to the host, not the model
 

@@ -73,8 +73,10 @@ class LazyGroup(click.Group):
             return super().make_context(info_name, args, parent, **extra)
         except click.UsageError as exc:
             if parent is None and isinstance(exc, click.NoSuchOption) and exc.option_name == "--json":
-                exc.message = "--json is an option of each command: put it after the command (pegboard tools --json)."
-                exc.possibilities = None
+                where = "--json is an option of each command: put it after the command (pegboard tools --json)."
+                moved = click.UsageError(where, exc.ctx)
+                _json_usage_error(moved, given)
+                raise moved from None
             _json_usage_error(exc, given)
             raise
 
