@@ -30,12 +30,30 @@ def install_from_clone(distribution: str, folder: str) -> str:
     return f"{distribution}, which is not installed; from a clone of Pegboard, in its root: pip install {folder}"
 
 
-def profile_hint(name: str) -> str:
-    """``" It comes with ...; install ..."`` for one of Pegboard's own profiles, else ``""``."""
+def is_installed(distribution: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, distribution as find
+
+    try:
+        find(distribution)
+    except PackageNotFoundError:
+        return False
+    return True
+
+
+def profile_hint(name: str, *, installed: bool | None = None) -> str:
+    """``" Profile 'x' comes with ..."`` for one of Pegboard's own profiles, else ``""``: what
+    to install, or, when it is installed but not loaded, where to look (``installed`` says
+    which, instead of looking)."""
     found = PROFILES.get(name.strip().casefold())
     if found is None:
         return ""
-    return f" Profile {name.strip()!r} comes with {install_from_clone(*found)}."
+    distribution, folder = found
+    if is_installed(distribution) if installed is None else installed:
+        return (
+            f" Profile {name.strip()!r} comes with {distribution}, which is installed but not loaded"
+            " (plugins.disabled, PEGBOARD_DISABLE_PLUGINS, PEGBOARD_LOAD_PLUGINS or a failed load: see pegboard plugins)."
+        )
+    return f" Profile {name.strip()!r} comes with {install_from_clone(distribution, folder)}."
 
 
 def command_hint(name: str) -> str | None:

@@ -107,3 +107,12 @@ def test_a_grep_refusal_names_its_path_once(tmp_path: Path) -> None:
     outside.mkdir()
     proc = pegboard("call", "Grep", "--input", json.dumps({"pattern": "x", "path": str(outside)}), cwd=project)
     assert proc.returncode == 1 and f"outside the working directories ({outside}) needs permission" in proc.stdout
+
+
+def test_config_validate_says_where_a_disabled_profile_comes_from(tmp_path: Path) -> None:
+    config = tmp_path / "pegboard.toml"
+    config.write_text('[tools]\nprofile = "coding"\n[plugins]\ndisabled = ["pegboard-profile-coding"]\n')
+    proc = pegboard("config", "validate", str(config), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "unknown profile 'coding'. Profile 'coding' comes with pegboard-profile-coding, which is installed" in proc.stderr
+    assert "see pegboard plugins" in proc.stderr and "Valid profiles: full, messaging, minimal." in proc.stderr

@@ -266,5 +266,6 @@ def test_docs_quote_the_hints_as_pegboard_prints_them() -> None:
 
     cli_doc = " ".join((REPO / "docs" / "cli.md").read_text(encoding="utf-8").split())
     assert f"`{no_tools_hint()}`" in cli_doc
-    assert f"unknown profile 'coding'.{profile_hint('coding')} Valid profiles: full." in cli_doc
+    assert f"unknown profile 'coding'.{profile_hint('coding', installed=False)} Valid profiles: full." in cli_doc
+    assert f"`{profile_hint('coding', installed=True).strip()}`" in cli_doc
     assert f"`{command_hint('serve')}`" in cli_doc

@@ -138,15 +138,31 @@ def _section_problems(pb: Any, layer: Any, warnings: list[str]) -> tuple[list[st
     return errors + checked_errors, kept + more + checked_warnings
 
 
+def _disabled_by(pb: Any, data: Any, profile: str) -> bool:
+    """Whether the file's own ``plugins.disabled`` turns off the plugin that registers ``profile``."""
+    from pegboard.core.selection import PluginSelection
+
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
+    if not isinstance(disabled, list) or not disabled:
+        return False
+    owner = pb.registry.profile_owner.get(profile)
+    distribution = next((p.distribution for p in pb.plugins if p.name == owner), None)
+    selection = PluginSelection(frozenset(str(d) for d in disabled))
+    return selection.blocked_reason(owner, distribution) is not None
+
+
 def _policy_problems(pb: Any, layer: Any, model: Any, where: str) -> tuple[list[str], list[str]]:
     """Unknown profiles (errors, read from the raw data so they show beside type errors) and,
     for a valid file, entries that name no installed tool; both against the plugins installed here."""
+    from pegboard.core.install_hints import profile_hint
     from pegboard.core.policy import policy_problems
 
     catalog = pb._catalog_now()
-    names = sorted(catalog.index().profile_names())
+    names = sorted(n for n in catalog.index().profile_names() if not _disabled_by(pb, layer.data, n))
     errors = [
-        f"{where}: {key}: unknown profile {value!r}{_suggest(str(value), names)} Valid profiles: {', '.join(names)}."
+        f"{where}: {key}: unknown profile {value!r}{_suggest(str(value), names) or '.'}{profile_hint(str(value))}"
+        f" Valid profiles: {', '.join(names)}."
         for key, value in _profile_fields(layer.data)
         if isinstance(value, str) and value.strip() and value.strip().casefold() not in {n.casefold() for n in names}
     ]
