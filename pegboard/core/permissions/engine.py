@@ -13,18 +13,26 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from pegboard.core.config import PERMISSION_MODES, SCOPE_ORDER, ConfigError, ConfigLayer, PermissionsConfig
+from pegboard.core.config import (
+    PERMISSION_MODES,
+    PROJECT_SCOPES,
+    SCOPE_ORDER,
+    ConfigError,
+    ConfigLayer,
+    PermissionsConfig,
+)
 from pegboard.core.decisions import PermissionDecision
 from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
 from pegboard.core.permissions import powershell as ps
 from pegboard.core.permissions import webfetch as wf
+from pegboard.core.permissions.checkouts import sibling_checkout
 from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import (
     PathContext,
@@ -267,9 +275,20 @@ class PermissionEngine:
                     )
                 continue
             root = normalize(str(layer.root), self.cwd, self.home, self.windows) if layer.root else self.cwd
+            before = {lst: len(self.rules[lst]) for lst in _LISTS}
             for lst in _LISTS:
                 for i, text in enumerate(lists[lst]):
                     self._add_rule(text, lst, source, f"permissions.{lst}[{i}]", root)
+            if layer.scope in PROJECT_SCOPES and (moved := sibling_checkout(root, self.cwd)) is not None:
+                self._anchor_again(before, root, moved)
+
+    def _anchor_again(self, before: Mapping[RuleList, int], root: str, moved: str) -> None:
+        """A project's ``/path`` rules cover the worktree the session moved to as well."""
+        for lst in _LISTS:
+            for rule in self.rules[lst][before[lst]:]:
+                spec = rule.specifier or ""
+                if rule.root == root and spec.startswith("/") and not spec.startswith("//"):
+                    self.rules[lst].append(replace(rule, root=moved, notes=[*rule.notes, f"anchored at {moved}"]))
 
     def _add_rule(self, text: Any, lst: RuleList, source: str, position: str, root: str) -> None:
         where = f"{source}: {position}"

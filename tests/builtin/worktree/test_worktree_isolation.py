@@ -273,3 +273,27 @@ async def test_an_mcp_client_works_in_the_worktree_it_entered(tmp_path: Path) ->
         left = await client.call_tool("ExitWorktree", {"action": "keep"})
         assert not left.is_error, text(left)
         assert str(root / "a.txt") in text(await client.call_tool("Glob", {"pattern": "*.txt"}))
+
+
+async def test_the_projects_anchored_rules_cover_the_worktree_too(tmp_path: Path) -> None:
+    root = repo(tmp_path)
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key").write_text("hunter2\n")
+    (root / ".pegboard").mkdir()
+    rules = {"permissions": {"deny": ["Read(/secrets/**)"], "allow": ["Edit(/src/**)"]}}
+    (root / ".pegboard" / "settings.json").write_text(json.dumps(rules))
+    commit_all(root, "secrets and rules")
+    tree = root / ".pegboard" / "worktrees" / "iso"
+    pb = Pegboard(cwd=root, env={"HOME": os.environ["HOME"], "PEGBOARD_TRUST_PROJECT": "1"})
+    async with pb.session(mode="bypassPermissions") as session:
+        assert not (await session.call("EnterWorktree", {"name": "iso"})).is_error
+        assert (tree / "secrets" / "key").is_file()
+        for call in (("Read", {"file_path": "secrets/key"}), ("Bash", {"command": "cat secrets/key"}),
+                     ("Grep", {"pattern": "hunter", "path": "secrets"})):
+            refused = await session.call(*call)
+            assert refused.reason == "denied" and "Read(/secrets/**)" in refused.text, (call, refused.text)
+        assert (await session.call("Read", {"file_path": str(root / "secrets" / "key")})).reason == "denied"
+    async with pb.session(mode="default") as session:
+        assert not (await session.call("EnterWorktree", {"path": str(tree)})).is_error
+        assert session.check("Edit", {"file_path": "src/code.py"}).decision == "allow"
+        assert session.check("Edit", {"file_path": "a.txt"}).decision == "ask"
