@@ -31,7 +31,8 @@ def install_from_clone(distribution: str, folder: str) -> str:
 
 
 def is_installed(distribution: str) -> bool:
-    from importlib.metadata import PackageNotFoundError, distribution as find
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import distribution as find
 
     try:
         find(distribution)
@@ -51,7 +52,8 @@ def profile_hint(name: str, *, installed: bool | None = None) -> str:
     if is_installed(distribution) if installed is None else installed:
         return (
             f" Profile {name.strip()!r} comes with {distribution}, which is installed but not loaded"
-            " (plugins.disabled, PEGBOARD_DISABLE_PLUGINS, PEGBOARD_LOAD_PLUGINS or a failed load: see pegboard plugins)."
+            " (plugins.disabled, PEGBOARD_DISABLE_PLUGINS, PEGBOARD_LOAD_PLUGINS or a failed load:"
+            " see pegboard plugins)."
         )
     return f" Profile {name.strip()!r} comes with {install_from_clone(distribution, folder)}."
 

@@ -114,5 +114,6 @@ def test_config_validate_says_where_a_disabled_profile_comes_from(tmp_path: Path
     config.write_text('[tools]\nprofile = "coding"\n[plugins]\ndisabled = ["pegboard-profile-coding"]\n')
     proc = pegboard("config", "validate", str(config), cwd=tmp_path)
     assert proc.returncode == 1
-    assert "unknown profile 'coding'. Profile 'coding' comes with pegboard-profile-coding, which is installed" in proc.stderr
+    expected = "unknown profile 'coding'. Profile 'coding' comes with pegboard-profile-coding, which is installed"
+    assert expected in proc.stderr
     assert "see pegboard plugins" in proc.stderr and "Valid profiles: full, messaging, minimal." in proc.stderr
