@@ -81,7 +81,7 @@ class LazyGroup(click.Group):
             raise
 
     def invoke(self, ctx: click.Context) -> Any:
-        args = [*ctx.protected_args, *ctx.args]
+        args = [*getattr(ctx, "_protected_args", ()), *ctx.args]  # click 8.2 deprecates protected_args
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:

@@ -53,10 +53,10 @@ def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> 
     if known is None and _MCP_NAME.fullmatch(tool_name):
         return  # an MCP tool whose server is not connected: judged by its name, whatever its input
     if known is None:
-        from pegboard.core.permissions.families import FAMILIES, SEED_TOOLS
+        from pegboard.core.permissions.families import TABLE_ONLY
 
         names = sorted(t.name for t in pb.registry.sorted_tools())
-        near = _near(tool_name, sorted({*names, *SEED_TOOLS, *FAMILIES}))
+        near = _near(tool_name, sorted({*names, *TABLE_ONLY.known_names()}))
         fail(
             f"unknown tool {tool_name!r}{near}; it is neither installed nor a tool the "
             f"permission rules know. Installed tools: {', '.join(names) or '(none)'}.",

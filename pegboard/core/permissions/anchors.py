@@ -41,7 +41,8 @@ def missing_anchor_warnings(rules: Iterable[Rule], families: fam.Families = fam.
         if rule.specifier is None or rule.is_glob or rule.param() is not None or not rule.root:
             continue
         family = families.family_of(rule.target or rule.tool)
-        if fam.kind_of(family) not in ("read", "edit"):
+        head = families.family(family)
+        if head is None or head.file_rules is None:
             continue
         directory = anchored_directory(rule.specifier)
         if not directory:

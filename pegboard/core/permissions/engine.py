@@ -28,19 +28,21 @@ from pegboard.core.config import (
     PermissionsConfig,
 )
 from pegboard.core.decisions import PermissionDecision
-from pegboard.core.permissions import bash as bashmod
 from pegboard.core.permissions import families as fam
-from pegboard.core.permissions import powershell as ps
-from pegboard.core.permissions import webfetch as wf
 from pegboard.core.permissions.checkouts import sibling_checkout
+from pegboard.core.permissions.family import (
+    FamilyCall,
+    FamilyRegistry,
+    Outcome,
+    PermissionFamily,
+    parameter_reading,
+)
 from pegboard.core.permissions.pathdecisions import PathDecisions
 from pegboard.core.permissions.paths import (
     PathContext,
     PathMatcher,
     absolute,
-    collapse,
     compile_path_regex,
-    is_protected,
     is_windows_path,
     literal_base,
     normalize,
@@ -59,7 +61,6 @@ from pegboard.core.tools import Tool, name_key
 
 MODES = PERMISSION_MODES
 _LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
-_PATH_KINDS = ("read", "edit")
 #: Tools whose whole job is to ask the user: denied in dontAsk like any other prompt.
 _USER_INTERACTION_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose input-blind decision an engine keeps before it starts over
@@ -75,49 +76,16 @@ def _constant_key(tool: Tool) -> tuple[Any, ...]:
 
 
 @dataclass
-class _Outcome:
-    """What a family handler found; the engine turns it into a decision with the mode."""
-
-    deny: tuple[Rule, str] | None = None
-    refuse: str | None = None  # denied without a rule (a command with raw control characters)
-    ask: tuple[Rule, str] | None = None
-    might: tuple[Rule, str] | None = None  # a deny or ask rule may apply to what cannot be seen
-    might_files_only: bool = False  # ... and only Read/Edit deny rules may (an OS sandbox enforces them)
-    hard_ask: str | None = None
-    protected: str | None = None
-    allow: tuple[Rule, str] | None = None
-    default_ok: str | None = None  # approved by the tool's default / read-only set
-    unapproved: str = ""
-    is_edit: bool = False
-    edit_in_scope: bool = False
-    edit_reason: str = ""
-
-    def might_apply(self, rule: Rule, reason: str) -> None:
-        """Record the first rule that may cover a part of the call the engine cannot see."""
-        if self.might is None:
-            self.might = (rule, f"{reason}; {rule.text} might apply")
-
-    def note(self, lst: str, rule: Rule, reason: str) -> None:
-        """Record a rule hit: the first deny, the first ask and the first allow each win."""
-        if lst == "deny":
-            self.deny = self.deny or (rule, reason)
-        elif lst == "ask":
-            self.ask = self.ask or (rule, reason)
-        elif self.allow is None:
-            self.allow = (rule, reason)
-
-
-@dataclass
 class _View:
-    """The rules that apply to one tool, by list, compiled for its family kind."""
+    """The rules that apply to one tool, by list: bare, parameter and path rules (the
+    engine's), the family's own compiled matchers, and specifiers the tool's matcher judges."""
 
+    family: PermissionFamily | None = None
     bare: dict[str, Rule | None] = field(default_factory=dict)
     params: dict[str, list[tuple[Rule, str, re.Pattern[str]]]] = field(default_factory=dict)
-    cmd: dict[str, bashmod.CommandRules] = field(default_factory=dict)
     path: dict[str, PathMatcher] = field(default_factory=dict)
-    names: dict[str, list[tuple[Rule, re.Pattern[str]]]] = field(default_factory=dict)
+    own: dict[str, Any] = field(default_factory=dict)
     custom: dict[str, list[tuple[Rule, str]]] = field(default_factory=dict)
-    domain_rules_exist: bool = False
 
 
 def _rank(layer: ConfigLayer) -> int:
@@ -152,9 +120,10 @@ class PermissionEngine:
         mode: str | None = None,
         home: Path | None = None,
         tools: fam.ToolLookup | None = None,
+        families: FamilyRegistry | None = None,
     ) -> None:
         self.diagnostics: list[str] = []
-        self.families = fam.Families(tools)
+        self.families = fam.Families(tools, families)
         home_s = str(home) if home is not None else (os.environ.get("HOME") or str(Path.home()))
         cwd_s = str(cwd)
         self.windows = is_windows_path(cwd_s)
@@ -171,13 +140,13 @@ class PermissionEngine:
         #: per tool (by id): its decision when no rule looks at the input (see _check)
         self._constant: dict[int, tuple[Tool, tuple[Any, ...], PermissionDecision]] = {}
         self._reads: dict[tuple[Any, ...], tuple[Tool, PermissionDecision]] = {}
-        #: per tool: its name, family, kind and the rules that apply to it (fixed for this engine)
-        self._shapes: dict[int, tuple[Tool, tuple[Any, ...], tuple[str, str, fam.Kind, _View]]] = {}
+        #: per tool: its name, family and the rules that apply to it (fixed for this engine)
+        self._shapes: dict[int, tuple[Tool, tuple[Any, ...], tuple[str, str, _View]]] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
+        self._file_heads = self._file_families()
         self._precompile()
-        read_view = self._view("Read", "Read", "read", None)
-        edit_view = self._view("Edit", "Edit", "edit", None)
-        self._read_view, self._edit_view = read_view, edit_view
+        read_view = self._file_view("read")
+        edit_view = self._file_view("write")
         self._deny_bases = self._bases(("deny", "ask"))
         self.decisions = PathDecisions(cwd=self.cwd, home=self.home, windows=self.windows, workdirs=self.workdirs,
                                        read=read_view.path, edit=edit_view.path, deny_bases=self._deny_bases)
@@ -347,12 +316,13 @@ class PermissionEngine:
                 seed = None
             else:
                 self.diagnostics.append(f"{where}: {text!r}: the canonical tool name is {seed}; applied to it")
-        if seed is None and rule.tool not in fam.FAMILIES and lst != "allow" \
+        if seed is None and not self.families.registry.declared(rule.tool) and lst != "allow" \
                 and "_" not in rule.tool and not rule.tool.startswith("mcp"):
             self.diagnostics.append(f"{where}: {text!r} names no known tool (kept; it applies if one appears)")
         if seed is not None and rule.specifier is not None:
             family = self.families.family_of(seed)
-            if family != seed and fam.kind_of(family) in _PATH_KINDS and rule.param() is None:
+            head = self.families.family(family) if family != seed else None
+            if head is not None and head.file_rules is not None and rule.param() is None:
                 if lst == "allow":
                     rule.notes.append(f"applies to {seed} only")
                 else:
@@ -377,9 +347,9 @@ class PermissionEngine:
             return rule.target in (name, family)
         return name_key(rule.target) in (name_key(name), name_key(family))
 
-    def _interpret(self, rule: Rule, kind: str, fields: frozenset[str] | None, tool: Tool | None,
-                   report: bool) -> list[tuple[str, Any]]:
-        """How a rule's specifier reads for a family kind: bare / param / path / cmd / ..."""
+    def _interpret(self, rule: Rule, family: PermissionFamily | None, fields: frozenset[str] | None,
+                   tool: Tool | None, report: bool) -> list[tuple[str, Any]]:
+        """How a rule's specifier reads for a family: bare / param / path / own / custom."""
         spec = rule.specifier
         lst = rule.lst
         if spec is None:
@@ -391,55 +361,21 @@ class PermissionEngine:
             if report:
                 self.diagnostics.append(f"{where}: {msg}")
 
-        def as_param() -> list[tuple[str, Any]]:
-            assert param is not None
-            if lst == "allow":
-                note("parameter rules (param:value) work only in deny and ask lists (ignored)")
-                return []
-            if param[0] in fam.PRIMARY_FIELDS:
-                note(f"'{param[0]}' is the call's primary content; a parameter rule on it is easy to bypass "
-                     "(applied to the literal value)")
-            return [("param", param)]
-
-        if kind in ("bash", "powershell"):
-            if spec.strip() == "*":
-                return [("bare", None)]
-            items: list[tuple[str, Any]] = [("cmd", spec)]
-            if param and lst != "allow" and param[0] == "command":
-                note("'command' is the call's primary content; read as the command pattern "
-                     f"{rule.tool}({param[1]})")
-                items.append(("cmd", param[1]))
-            elif param and lst != "allow" and fields and param[0] in fields:
-                items.append(("param", param))
-            return items
-        if kind in _PATH_KINDS:
-            if param and fields is not None and param[0] in fields:
-                return as_param()
-            return [("path", spec)]
-        if kind == "webfetch":
-            if param and param[0] == "domain":
-                return [("domain", param[1])]
-            if param:
-                return as_param()
-            if spec.strip() == "*":
-                return [("bare", None)]
-            if lst == "allow":
-                note("WebFetch rules take 'domain:HOST' (ignored)")
-                return []
-            note("WebFetch rules take 'domain:HOST'; read as a domain")
-            return [("domain", spec)]
-        if kind in ("skill", "agent"):
-            if param and fields is not None and param[0] in fields:
-                return as_param()
-            return [("name", spec)]
-        # bare families, MCP and third-party tools
+        if family is not None:
+            try:
+                return list(family.parse(rule, fields, note))
+            except Exception as exc:  # a broken family never drops a deny rule
+                note(f"the {family.name} family cannot read it ({type(exc).__name__}: {exc}); "
+                     + ("ignored" if lst == "allow" else "applied to every call"))
+                return [] if lst == "allow" else [("bare", None)]
+        # families no plugin provides, MCP and third-party tools
         if tool is not None and tool.specifier_matcher is not None:
-            items = [("custom", spec)]
+            items: list[tuple[str, Any]] = [("custom", spec)]
             if param and lst != "allow" and fields and param[0] in fields:
                 items.append(("param", param))
             return items
         if param:
-            return as_param()
+            return parameter_reading(rule, fields, note, primary=fam.PRIMARY_FIELDS)
         known = self.families.canonical(rule.tool) is not None
         unknown = "" if known else " unless an installed tool of that name declares a specifier matcher"
         if lst == "allow":
@@ -463,65 +399,70 @@ class PermissionEngine:
         self._regex_cache[key] = rx
         return rx
 
-    def _view(self, name: str, family: str, kind: str, tool: Tool | None, report: bool = False) -> _View:
-        key = (name, family, kind, id(tool.specifier_matcher) if tool and tool.specifier_matcher else None,
+    def _view(self, name: str, family: str, tool: Tool | None, report: bool = False) -> _View:
+        key = (name, family, id(tool.specifier_matcher) if tool and tool.specifier_matcher else None,
                id(tool.input_model) if tool else None, tool.server if tool else None, tool is None)
         cached = self._views.get(key)
         if cached is not None:
             return cached
         fields = self.families.known_fields(name, tool)
-        v = _View()
+        head = self.families.family(family)
+        v = _View(family=head)
         for lst in _LISTS:
             generous = lst != "allow"
             flags = re.IGNORECASE if generous else 0
             bare: Rule | None = None
             params: list[tuple[Rule, str, re.Pattern[str]]] = []
-            cmds: list[tuple[Rule, str]] = []
             paths: list[tuple[str, object]] = []
-            names: list[tuple[Rule, re.Pattern[str]]] = []
+            own: list[tuple[Rule, Any]] = []
             custom: list[tuple[Rule, str]] = []
-            sources = [r for r in self.rules[lst] if self._applies(r, name, family, tool)]
-            # An Edit allow lets the tool read there too: Edit works on the file's current text,
-            # so a place one may change but not read could only be edited blind. A Read deny
-            # (or ask) also covers edits: an edit's old_string match and its diff reveal the
-            # content, and overwriting a file one may not see is no safer than reading it.
-            if kind == "read" and lst == "allow":
-                sources += [r for r in self.rules["allow"] if r.target == "Edit" and r not in sources
-                            and r.specifier is not None]
-            if kind == "edit" and lst != "allow":
-                sources += [r for r in self.rules[lst] if name_key(r.target) == name_key("Read")
-                            and r not in sources and r.specifier is not None]
-            for r in sources:
-                r_kind = kind
-                if kind == "read" and r.target == "Edit":
-                    r_kind = "edit"
-                for what, data in self._interpret(r, kind if r_kind == kind else "edit", fields, tool, report):
+            sources: list[tuple[Rule, PermissionFamily | None]] = [
+                (r, head) for r in self.rules[lst] if self._applies(r, name, family, tool)
+            ]
+            # A family may take other families' rules as its own in a list: an Edit allow lets
+            # the tool read there too (Edit works on the file's current text), and a Read deny
+            # or ask covers edits (an edit's match and diff reveal the content).
+            taken = {id(r) for r, _ in sources}
+            for other in head.borrows.get(lst, ()) if head is not None else ():
+                lender = self.families.family(other)
+                sources += [(r, lender) for r in self.rules[lst]
+                            if name_key(r.target) == name_key(other) and id(r) not in taken and r.specifier is not None]
+            for r, reader in sources:
+                for what, data in self._interpret(r, reader, fields, tool, report):
                     if what == "bare":
                         if bare is None:
                             bare = r
                     elif what == "param":
                         params.append((r, data[0], re.compile(_param_regex(data[1]), flags | re.DOTALL)))
-                    elif what == "cmd":
-                        cmds.append((r, data))
                     elif what == "path":
                         rx = self._path_regex(r, data, generous, report)
                         if rx is not None:
                             paths.append((rx, r))
-                    elif what == "domain":
-                        names.append((r, re.compile(wf.domain_regex(data), re.IGNORECASE)))
-                        v.domain_rules_exist = True
-                    elif what == "name":
-                        names.append((r, re.compile(bashmod.bash_pattern_regex(data), flags)))
+                    elif what == "own" and reader is head:
+                        own.append((r, data))
                     elif what == "custom":
                         custom.append((r, data))
             v.bare[lst] = bare
             v.params[lst] = params
-            v.cmd[lst] = bashmod.CommandRules(cmds, ignore_case=generous or kind == "powershell")
             v.path[lst] = PathMatcher(paths, ignore_case=generous or self.windows)
-            v.names[lst] = names
+            v.own[lst] = head.compile(lst, own) if head is not None else own
             v.custom[lst] = custom
         self._views[key] = v
         return v
+
+    def _file_families(self) -> dict[str, str]:
+        """The family heads whose path rules the path check uses, by ``read`` / ``write``."""
+        heads: dict[str, str] = {}
+        for name in self.families.registry.names():
+            found = self.families.family(name)
+            if found is not None and found.file_rules is not None:
+                heads.setdefault(found.file_rules, found.name)
+        return heads
+
+    def _file_view(self, which: str) -> _View:
+        head = self._file_heads.get(which)
+        return self._view(head, head, None) if head is not None else _View(
+            path={lst: PathMatcher([], ignore_case=True) for lst in _LISTS})
 
     def _precompile(self) -> None:
         """Interpret every rule once for its own family, so problems are reported up front."""
@@ -535,13 +476,14 @@ class PermissionEngine:
                 if key in seen:
                     continue
                 seen.add(key)
-                self._view(r.target, family, fam.kind_of(family), None, report=True)
+                self._view(r.target, family, None, report=True)
 
     def _bases(self, lists: Sequence[str]) -> list[tuple[str, Rule]]:
+        self._file_keys = {name_key(h) for h in self._file_heads.values()}
         out: list[tuple[str, Rule]] = []
         for lst in lists:
             for r in self.rules[lst]:
-                if r.specifier is None or name_key(r.target) not in (name_key("Read"), name_key("Edit")):
+                if r.specifier is None or name_key(r.target) not in self._file_keys:
                     continue
                 try:
                     out.append((literal_base(pattern_to_abs(r.specifier, r.root or self.cwd, self.ctx, True)), r))
@@ -570,7 +512,7 @@ class PermissionEngine:
             tool = tool or self.families.installed(tool_name)
             name = tool.name if tool is not None else (self.families.canonical(tool_name) or tool_name)
             family = self.families.family_of(name, tool)
-            rule = self._view(name, family, fam.kind_of(family), tool).bare["deny"]
+            rule = self._view(name, family, tool).bare["deny"]
         except Exception:
             return None
         if rule is None:
@@ -606,8 +548,8 @@ class PermissionEngine:
             found = self.families.installed(str(tool_name))
             if found is None:
                 name = self.families.canonical(str(tool_name)) or str(tool_name)
-                family, kind, view = self._rules_for(name, None)
-                return self._decide(view, name, kind, data, None)
+                family, view = self._rules_for(name, None)
+                return self._decide(view, name, data, None)
             tool = found
         shape = _constant_key(tool)
         known = self._constant.get(id(tool))
@@ -615,38 +557,46 @@ class PermissionEngine:
             return known[2]
         seen = self._shapes.get(id(tool))
         if seen is not None and seen[0] is tool and seen[1] == shape:
-            name, family, kind, view = seen[2]
+            name, family, view = seen[2]
         else:
             name = tool.name
-            family, kind, view = self._rules_for(name, tool)
+            family, view = self._rules_for(name, tool)
             if len(self._shapes) >= _MAX_CONSTANT:
                 self._shapes.clear()
-            self._shapes[id(tool)] = (tool, shape, (name, family, kind, view))
-        if self._input_blind(view, kind, tool):
-            decision = self._decide(view, name, kind, data, tool)
+            self._shapes[id(tool)] = (tool, shape, (name, family, view))
+        if self._input_blind(view, tool):
+            decision = self._decide(view, name, data, tool)
             if len(self._constant) >= _MAX_CONSTANT:
                 self._constant.clear()
             self._constant[id(tool)] = (tool, shape, decision)
             return decision
-        if kind == "read" and (key := self._read_key(name, data, tool, shape)) is not None:
+        if self._caches_reads(view) and (key := self._read_key(view, name, data, tool, shape)) is not None:
             hit = self._reads.get(key)
             if hit is not None and hit[0] is tool:
                 return hit[1]
-            decision = self._decide(view, name, kind, data, tool)
+            decision = self._decide(view, name, data, tool)
             if len(self._reads) >= _MAX_READS:
                 self._reads.clear()
             self._reads[key] = (tool, decision)
             return decision
-        return self._decide(view, name, kind, data, tool)
+        return self._decide(view, name, data, tool)
 
-    def _rules_for(self, name: str, tool: Tool | None) -> tuple[str, fam.Kind, _View]:
-        """The family and kind of ``name`` and the rules that apply to it."""
+    def requires_permission(self, name: str, tool: Tool | None = None) -> bool:
+        """Whether a call of ``name`` asks by default (for families: ``FamilyContext``)."""
+        return self.families.requires_permission(name, tool)
+
+    def _rules_for(self, name: str, tool: Tool | None) -> tuple[str, _View]:
+        """The family of ``name`` and the rules that apply to it."""
         family = self.families.family_of(name, tool)
-        kind = fam.kind_of(family)
-        return family, kind, self._view(name, family, kind, tool)
+        return family, self._view(name, family, tool)
+
+    @staticmethod
+    def _caches_reads(view: _View) -> bool:
+        head = view.family
+        return head is not None and head.file_rules == "read" and hasattr(head, "input_paths")
 
     def _read_key(
-        self, name: str, data: Mapping[str, Any], tool: Tool, shape: tuple[Any, ...]
+        self, view: _View, name: str, data: Mapping[str, Any], tool: Tool, shape: tuple[Any, ...]
     ) -> tuple[Any, ...] | None:
         """What a read-family decision rests on: the tool, the whole input and where each of
         its paths resolves now (the rules, mode and directories are fixed for this engine).
@@ -657,25 +607,23 @@ class PermissionEngine:
             hash(fields)
         except TypeError:
             return None
-        raws, _complete = self._input_paths("read", name, data)
+        raws, _complete = view.family.input_paths(name, data)  # type: ignore[union-attr]
         resolved = tuple([self._resolve(absolute(raw, self.cwd, self.home, self.windows)) for raw in raws])
         if self.decisions.links.active and self.decisions.several_links(resolved):
             return None  # another name of a covered file may appear at any time: decided afresh
         return (id(tool), shape, name, fields, resolved)
 
     @staticmethod
-    def _input_blind(view: _View, kind: str, tool: Tool) -> bool:
+    def _input_blind(view: _View, tool: Tool) -> bool:
         """Whether no step of the decision for ``tool`` reads the call's input: a family whose
         rules take no specifier (commands, paths, hosts and names do), no parameter rule to
         deny or ask, no specifier the tool's own matcher would judge. Its decision is then the
         same for every call in this engine (whose rules and mode are fixed)."""
-        if kind != "bare" or view.params["deny"] or view.params["ask"]:
+        if view.family is not None or view.params["deny"] or view.params["ask"]:
             return False
         return tool.specifier_matcher is None or not any(view.custom[lst] for lst in _LISTS)
 
-    def _decide(
-        self, view: _View, name: str, kind: str, data: Mapping[str, Any], tool: Tool | None
-    ) -> PermissionDecision:
+    def _decide(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
         if name in _USER_INTERACTION_TOOLS and self.mode == "dontAsk" and view.bare["allow"] is None:
             return self._decision("deny", None, f"dontAsk mode: {name} would ask the user, which this mode refuses")
 
@@ -691,21 +639,13 @@ class PermissionEngine:
                     reason = f"{name} {pname}={value!r} matches {r.text}"
                     return self._decision("deny", r, reason) if lst == "deny" else self._ask(r, reason)
 
-        if kind == "bash":
-            out = self._bash(view, data, name)
-        elif kind == "powershell":
-            out = self._powershell(view, data)
-        elif kind in _PATH_KINDS:
-            out = self._paths(view, kind, name, data, tool)
-        elif kind == "webfetch":
-            out = self._webfetch(view, data)
-        elif kind in ("skill", "agent"):
-            out = self._named(view, kind, name, data, tool)
+        if view.family is not None:
+            out = view.family.judge(FamilyCall(name, data, tool, view.own, view.path, self))
         else:
             out = self._other(view, name, data, tool)
-        return self._combine(view, name, kind, out)
+        return self._combine(view, name, out)
 
-    def _combine(self, view: _View, name: str, kind: str, out: _Outcome) -> PermissionDecision:
+    def _combine(self, view: _View, name: str, out: Outcome) -> PermissionDecision:
         if out.deny is not None:
             return self._decision("deny", out.deny[0], out.deny[1])
         if out.refuse is not None:
@@ -738,147 +678,9 @@ class PermissionEngine:
             return self._decision("allow", None, out.default_ok)
         return self._ask(None, out.unapproved or f"{name} needs permission and no rule allows it")
 
-    # -- families --------------------------------------------------------------------------
-    def _input_paths(self, kind: str, name: str, data: Mapping[str, Any]) -> tuple[list[str], bool]:
-        """Raw paths a path-family call touches; the bool says the list is complete."""
-        raws: list[str] = []
-        complete = True
-        for key in fam.PATH_FIELDS:
-            v = data.get(key)
-            if isinstance(v, str) and v:
-                raws.append(v)
-            elif v is not None and not isinstance(v, str):
-                complete = False
-        for key in ("paths", "file_paths", "files"):
-            v = data.get(key)
-            if isinstance(v, list):
-                for item in v:
-                    if isinstance(item, str):
-                        raws.append(item)
-                    else:
-                        complete = False
-        patch = data.get("patch") if isinstance(data.get("patch"), str) else data.get("input")
-        if isinstance(patch, str) and kind == "edit":
-            for m in re.finditer(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+)$",
-                                 patch, re.MULTILINE):
-                p = m.group(1).strip()
-                if p == "/dev/null":
-                    continue
-                if re.match(r"^[ab]/", p) and m.group(0).startswith(("+++", "---")):
-                    p = p[2:]
-                raws.append(p.split("\t")[0])
-        pattern = data.get("pattern")
-        if name == "Glob" and isinstance(pattern, str) and pattern:
-            base = data.get("path") if isinstance(data.get("path"), str) and data.get("path") else "."
-            joined = pattern if pattern.startswith(("/", "~")) else f"{base}/{pattern}"
-            raws = [p for p in raws if p != base] + [_glob_literal(joined)]
-        return list(dict.fromkeys(raws)), complete  # a path given twice (path and file_path) is named once
-
-    def _paths(self, view: _View, kind: str, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
-        out = _Outcome(is_edit=kind == "edit")
-        raws, complete = self._input_paths(kind, name, data)
-        if not raws:
-            if kind == "edit" or not complete:
-                out.unapproved = f"{name}: no file path to check"
-                return out
-            raws = ["."]
-        all_allowed: Rule | None = None
-        allow_ok = True
-        inside_all = True
-        protected = None
-        for raw in raws:
-            full = absolute(raw, self.cwd, self.home, self.windows)
-            lexical = collapse(full)
-            resolved = self._resolve(full)
-            for lst in ("deny", "ask"):
-                r = self.decisions.rule(view.path, lst, lexical, resolved)
-                if r is not None:
-                    shown = lexical if resolved in (None, lexical) else f"{lexical} (-> {resolved})"
-                    verb = "denies" if lst == "deny" else "requires a prompt for"
-                    out.note(lst, r, f"{r.text} {verb} {name} on {shown}")
-            link = None if out.deny else self.decisions.other_name(resolved or full, kind)
-            if link is not None:
-                verb = "denies" if link.lst == "deny" else "requires a prompt for"
-                out.note(link.lst, link.rule, f"{link.rule.text} {verb} {name} on {lexical}: {link.reason}")
-            a = self.decisions.rule(view.path, "allow", lexical, resolved)
-            if a is None:
-                allow_ok = False
-            elif all_allowed is None:
-                all_allowed = a
-            if not self.decisions.inside(lexical, resolved):
-                inside_all = False
-            if kind == "edit" and protected is None and (
-                is_protected(lexical) or (resolved is not None and is_protected(resolved))
-            ):
-                protected = f"{name} writes the protected path {lexical}"
-        if kind == "edit":
-            out.protected = protected
-            out.edit_in_scope = inside_all and protected is None
-            out.edit_reason = f"{name} on {', '.join(raws)}"
-        if allow_ok and all_allowed is not None:
-            out.allow = (all_allowed, f"{all_allowed.text} allows {name} on {', '.join(raws)}")
-        if kind == "read":
-            needs = self.families.requires_permission(name, tool)
-            if inside_all and not needs:
-                out.default_ok = f"{name} inside the working directories needs no permission"
-            elif not inside_all:
-                out.unapproved = f"{name} outside the working directories ({', '.join(raws)}) needs permission"
-        if not out.unapproved:
-            out.unapproved = f"{name} on {', '.join(raws)} needs permission and no rule allows it"
-        return out
-
-    def _webfetch(self, view: _View, data: Mapping[str, Any]) -> _Outcome:
-        out = _Outcome()
-        url = data.get("url")
-        hosts, clean = wf.url_hosts(url) if isinstance(url, str) else ([], False)
-        if not hosts:
-            out.unapproved = f"WebFetch: cannot find a host in {url!r}"
-            rule = next((r for lst in ("deny", "ask") for r, _rx in view.names[lst]), None)
-            if rule is not None:
-                out.might_apply(rule, out.unapproved)
-            return out
-        for lst in ("deny", "ask"):
-            for r, rx in view.names[lst]:
-                hit = next((h for h in hosts if rx.match(h)), None)
-                if hit is not None:
-                    reason = f"{r.text} matches host {hit}"
-                    out.note(lst, r, reason)
-        if clean:
-            for r, rx in view.names["allow"]:
-                if all(rx.match(h) for h in hosts):
-                    out.allow = (r, f"{r.text} allows host {hosts[0]}")
-                    break
-            if hosts[0] in wf.PREAPPROVED_DOMAINS:
-                out.default_ok = f"{hosts[0]} is a preapproved documentation domain"
-        out.unapproved = (f"WebFetch of host {hosts[0]} needs permission" if clean
-                          else f"WebFetch: the host of {url!r} is ambiguous ({', '.join(hosts)})")
-        return out
-
-    def _named(self, view: _View, kind: str, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
-        out = _Outcome()
-        if kind == "skill":
-            skill = data.get("skill") if isinstance(data.get("skill"), str) else data.get("name")
-            skill = skill.lstrip("/") if isinstance(skill, str) else ""
-            args = data.get("args")
-            argstr = " ".join(args.split()) if isinstance(args, str) else ""
-            views = [skill, f"{skill} {argstr}".strip()]
-        else:
-            sub = data.get("subagent_type")
-            views = [sub if isinstance(sub, str) else "general-purpose"]
-        for lst in _LISTS:
-            for r, rx in view.names[lst]:
-                if (lst == "allow" and all(rx.match(v) for v in views[-1:])) or (
-                    lst != "allow" and any(rx.match(v) for v in views)
-                ):
-                    reason = f"{name} {views[-1]!r} matches {r.text}"
-                    out.note(lst, r, reason)
-        if not self.families.requires_permission(name, tool):
-            out.default_ok = f"{name} needs no permission"
-        out.unapproved = f"{name} {views[-1]!r} needs permission"
-        return out
-
-    def _other(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> _Outcome:
-        out = _Outcome()
+    # -- tools no family judges -------------------------------------------------------------
+    def _other(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> Outcome:
+        out = Outcome()
         if tool is not None and tool.specifier_matcher is not None:
             for lst in _LISTS:
                 for r, spec in view.custom[lst]:
@@ -893,135 +695,3 @@ class PermissionEngine:
             out.default_ok = f"{name} needs no permission"
         out.unapproved = f"{name} needs permission and no rule allows it"
         return out
-
-    def _powershell(self, view: _View, data: Mapping[str, Any]) -> _Outcome:
-        out = _Outcome()
-        command = data.get("command")
-        if not isinstance(command, str) or not command.strip():
-            out.unapproved = "PowerShell: no command to check"
-            return out
-        script = ps.split(command)
-        approved: list[str] = []
-        allow_rule: Rule | None = None
-        unapproved = ""
-        for stmt in script.statements:
-            canon = ps.canonical(stmt)
-            views = list(dict.fromkeys([canon, " ".join(stmt.split())]))
-            for lst in ("deny", "ask"):
-                r = view.cmd[lst].match(views)
-                if r is not None:
-                    reason = f"'{canon}' matches {r.text}"
-                    out.note(lst, r, reason)
-            head = canon.split(" ", 1)[0].lower()
-            if out.might is None and (head in ps.DYNAMIC_COMMANDS or "$" in canon):
-                words = canon.split(" ")
-                shape = [None if "$" in w or (i == 0 and w.lower() in ps.DYNAMIC_COMMANDS) else w
-                         for i, w in enumerate(words)]
-                rule = view.cmd["deny"].might_match(shape) or view.cmd["ask"].might_match(shape)
-                if rule is None and shape[0] is None:
-                    rule = bashmod.unseen_rule(view.cmd["deny"], view.cmd["ask"], self.decisions)
-                if rule is not None:
-                    out.might_apply(rule, f"cannot tell what '{canon}' runs or touches")
-            redirect_ok = self._ps_files(stmt, head, out)
-            r = view.cmd["allow"].match([canon], exact_only=head in ps.DYNAMIC_COMMANDS or "$" in canon)
-            if r is not None and redirect_ok:
-                allow_rule = allow_rule or r
-                approved.append(canon)
-            elif not unapproved:
-                unapproved = f"'{canon}' needs permission" + ("" if redirect_ok else " (it redirects output)")
-        if script.problems:
-            out.hard_ask = f"cannot analyse the PowerShell command: {script.problems[0]}"
-        if not unapproved and allow_rule is not None:
-            out.allow = (allow_rule, f"every statement is allowed ({allow_rule.text})")
-        out.unapproved = unapproved or "PowerShell command needs permission"
-        return out
-
-    def _ps_files(self, stmt: str, head: str, out: _Outcome) -> bool:
-        """Read/Edit rules on a PowerShell statement's file arguments; False: a redirect needs approval."""
-        oracle = self.decisions
-        redirect_ok = True
-        known = head in ps.FILE_READERS or head in ps.FILE_WRITERS
-        for kind, value in ps.arguments(stmt):
-            if not value or value.startswith(("$", "@", "(")):
-                redirect_ok = redirect_ok and kind != "write"
-                rule = self.decisions.unseen_rule(kind == "write" or head in ps.FILE_WRITERS)
-                if value and rule is not None and (known or kind == "write"):
-                    out.might_apply(rule, f"PowerShell {head}: cannot tell which file {value} names")
-                continue
-            if kind == "write" and value.lower() in ("$null", "nul", "/dev/null"):
-                continue
-            path = absolute(value, self.cwd, self.home, self.windows)
-            write = kind == "write" or head in ps.FILE_WRITERS
-            v = oracle.write_verdict(path) if write else oracle.read_verdict(path)
-            if v.deny is not None:
-                reason = f"PowerShell {head} on {collapse(path)}: {v.deny.text} denies it"
-                if known or kind == "write":
-                    out.note("deny", v.deny, reason)
-                elif out.hard_ask is None:
-                    out.hard_ask = f"PowerShell {head} may touch {collapse(path)}, which {v.deny.text} denies"
-            elif v.ask is not None:
-                out.note("ask", v.ask, f"PowerShell {head} on {collapse(path)}: {v.ask.text} covers it")
-            if write and v.protected and out.protected is None and (known or kind == "write"):
-                out.protected = f"PowerShell {head} writes the protected path {collapse(path)}"
-            if kind == "write" and v.allow is None:
-                redirect_ok = False
-        return redirect_ok
-
-    def _bash(self, view: _View, data: Mapping[str, Any], name: str) -> _Outcome:
-        out = _Outcome()
-        command = data.get("command")
-        if not isinstance(command, str):
-            if "ws" in data:
-                out.unapproved = f"{name}: opening a WebSocket always asks"
-            else:
-                out.unapproved = f"{name}: no command to check"
-            return out
-        result = bashmod.analyse(command, self.decisions, view.cmd["deny"], view.cmd["ask"], view.cmd["allow"])
-        if bashmod.has_control_characters(command):
-            out.refuse = f"{name}: the command contains raw control characters, which are refused"
-        if result.deny is not None:
-            out.note("deny", result.deny, result.deny_reason)
-        if result.ask_rule is not None:
-            out.note("ask", result.ask_rule, result.ask_reason)
-        out.hard_ask = result.hard_ask
-        out.might = result.might
-        out.might_files_only = result.might_files_only
-        if result.unverifiable is not None:
-            might = bashmod.unseen_rule(view.cmd["deny"], view.cmd["ask"], self.decisions)
-            if out.hard_ask is None and out.might is None and might is not None:
-                out.might_apply(might, result.unverifiable)
-                out.might_files_only = False
-            elif result.unapproved is None:
-                result.unapproved = result.unverifiable
-        out.protected = result.protected
-        if result.writes is not None and self.mode == "plan":
-            out.is_edit = True
-            out.edit_reason = result.writes
-        if result.unapproved is None:
-            if result.needs_edit_mode is None:
-                if result.allow_rule is not None:
-                    out.allow = (result.allow_rule, "every subcommand is approved: " + "; ".join(result.approvals))
-                else:
-                    out.default_ok = "read-only command: " + "; ".join(result.approvals)
-            else:
-                out.is_edit = True
-                out.edit_in_scope = True
-                out.edit_reason = result.needs_edit_mode
-                out.unapproved = f"{result.needs_edit_mode}: needs permission"
-        else:
-            out.unapproved = result.unapproved
-            if result.needs_edit_mode is not None:
-                out.is_edit = True
-                out.edit_reason = result.needs_edit_mode
-        return out
-
-
-def _glob_literal(pattern: str) -> str:
-    parts = pattern.split("/")
-    out: list[str] = []
-    for seg in parts:
-        if any(c in seg for c in "*?[{"):
-            break
-        out.append(seg)
-    joined = "/".join(out)
-    return joined or ("/" if pattern.startswith("/") else ".")

@@ -11,36 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
+from pegboard.core.permissions.family import FamilyRegistry, FamilyTool, PermissionFamily
 from pegboard.core.tools import Tool, name_key
 
-#: How a family's specifiers are read.
-Kind = Literal["bash", "powershell", "read", "edit", "webfetch", "skill", "agent", "bare"]
-
-@dataclass(frozen=True)
-class Family:
-    """A rule family of the permission syntax (``Read(...)``, ``Bash(...)``): how its specifiers
-    are read, whether a call of its own head tool asks by default, and that tool's input
-    fields. Subjects are judged as calls of these heads (a patch's files as ``Edit``), whether
-    or not a tool of that name is installed."""
-
-    kind: Kind
-    asks: bool
-    fields: tuple[str, ...] = ()
-
-
-#: The families whose specifiers mean something; every other family takes only the bare name.
-FAMILIES: dict[str, Family] = {
-    "Bash": Family("bash", True, ("command", "timeout", "description", "run_in_background",
-                                  "dangerouslyDisableSandbox")),
-    "PowerShell": Family("powershell", True, ("command", "timeout", "description", "run_in_background")),
-    "Read": Family("read", False, ("file_path", "offset", "limit", "pages")),
-    "Edit": Family("edit", True, ("file_path", "old_string", "new_string", "replace_all")),
-    "WebFetch": Family("webfetch", True, ("url", "prompt")),
-    "Skill": Family("skill", True, ("skill", "args")),
-    "Agent": Family("agent", False, ("description", "prompt", "subagent_type", "model", "run_in_background")),
-}
 
 @dataclass(frozen=True)
 class SeedTool:
@@ -67,21 +41,9 @@ def _load_table() -> dict[str, SeedTool]:
 TABLE_FILE = "tool_families.toml"
 SEED_TOOLS: dict[str, SeedTool] = _load_table()
 
-_SEED_BY_KEY = {name_key(n): n for n in (*FAMILIES, *SEED_TOOLS)}
-
 #: Input fields that hold a call's primary content; a ``Tool(param:value)`` rule on them is
 #: bypassable (a compound command, another spelling of a path) and gets a warning.
 PRIMARY_FIELDS = frozenset({"command", "file_path", "path", "notebook_path", "url"})
-
-#: Input keys that name the file(s) a path-family tool touches.
-PATH_FIELDS = ("file_path", "notebook_path", "path", "filePath", "file", "filename")
-
-
-def _table_name(name: str) -> str | None:
-    """The table's row or the family head ``name`` spells (case- and separator-insensitively)."""
-    if name in SEED_TOOLS or name in FAMILIES:
-        return name
-    return _SEED_BY_KEY.get(name_key(name))
 
 
 #: Finds an installed tool by name or alias (``Registry.find``); the engine asks it first.
@@ -90,11 +52,47 @@ ToolLookup = Callable[[str], "Tool | None"]
 
 class Families:
     """What the engine knows of a tool it judges by name: an installed tool's own
-    declarations (found through ``lookup``) first, then the table of tools still to come,
-    then the bare name (its own family, asks by default)."""
+    declarations (found through ``lookup``) first, then the families' own tools and the
+    table of tools still to come, then the bare name (its own family, asks by default)."""
 
-    def __init__(self, lookup: ToolLookup | None = None) -> None:
+    def __init__(self, lookup: ToolLookup | None = None, registry: FamilyRegistry | None = None) -> None:
         self._lookup = lookup
+        self._registry = registry
+        self._owned: dict[str, tuple[str, FamilyTool]] | None = None
+        self._by_key: dict[str, str] | None = None
+
+    @property
+    def registry(self) -> FamilyRegistry:
+        """The families to consult (the process's default ones unless given)."""
+        if self._registry is None:
+            self._registry = default_families()
+        return self._registry
+
+    def family(self, name: str) -> PermissionFamily | None:
+        """The family object of head ``name`` (imported on first need), or ``None`` for a
+        family no installed plugin provides (its rules take the bare name only)."""
+        return self.registry.get(name)
+
+    def _rows(self) -> dict[str, tuple[str, FamilyTool]]:
+        """Tools judged by name when not installed: each family's own, then the table's."""
+        if self._owned is None:
+            owned: dict[str, tuple[str, FamilyTool]] = {}
+            for head in self.registry.names():
+                found = self.registry.families.get(head)
+                for tool, row in (found.tools.items() if found is not None else ()):
+                    owned.setdefault(tool, (head, row))
+            for tool, seed in SEED_TOOLS.items():
+                owned.setdefault(tool, (seed.family, FamilyTool(seed.requires_permission, seed.fields)))
+            self._owned = owned
+        return self._owned
+
+    def _table_name(self, name: str) -> str | None:
+        """The known tool or family head ``name`` spells (case- and separator-insensitively)."""
+        if name in self._rows() or self.registry.declared(name):
+            return name
+        if self._by_key is None:
+            self._by_key = {name_key(n): n for n in (*self.registry.names(), *self._rows())}
+        return self._by_key.get(name_key(name))
 
     def installed(self, name: str) -> Tool | None:
         """The installed tool ``name`` (or an alias of it) refers to, if a lookup was given."""
@@ -108,27 +106,32 @@ class Families:
     def canonical(self, name: str) -> str | None:
         """The known tool ``name`` refers to (case- and separator-insensitively), if any."""
         tool = self.installed(name)
-        return tool.name if tool is not None else _table_name(name)
+        return tool.name if tool is not None else self._table_name(name)
 
     def family_of(self, name: str, tool: Tool | None = None) -> str:
-        """The family a tool answers to: its declaration, else the table's row, else its name."""
+        """The family a tool answers to: its declaration, else its row, else its name."""
         tool = tool or self.installed(name)
         if tool is not None and tool.permission_family:
             return tool.permission_family
-        seed = _table_name(tool.name if tool is not None else name)
+        seed = self._table_name(tool.name if tool is not None else name)
         if seed is not None:
-            return SEED_TOOLS[seed].family if seed in SEED_TOOLS else seed
+            row = self._rows().get(seed)
+            return row[0] if row is not None else seed
         return tool.name if tool is not None else name
 
     def requires_permission(self, name: str, tool: Tool | None = None) -> bool:
-        """Whether a call asks by default: the tool's declaration, else the table's row, else yes."""
+        """Whether a call asks by default: the tool's declaration, else its row, else its
+        family head's default, else yes."""
         tool = tool or self.installed(name)
         if tool is not None:
             return tool.requires_permission
-        seed = _table_name(name)
-        if seed in SEED_TOOLS:
-            return SEED_TOOLS[seed].requires_permission
-        head = FAMILIES.get(seed) if seed is not None else None
+        seed = self._table_name(name)
+        if seed is None:
+            return True
+        row = self._rows().get(seed)
+        if row is not None:
+            return row[1].requires_permission
+        head = self.family(seed)
         return head.asks if head is not None else True
 
     def known_fields(self, name: str, tool: Tool | None = None) -> frozenset[str] | None:
@@ -141,18 +144,35 @@ class Families:
                 )
             except Exception:
                 return None
-        seed = _table_name(name)
-        if seed in SEED_TOOLS and SEED_TOOLS[seed].fields:
-            return frozenset(SEED_TOOLS[seed].fields)
-        head = FAMILIES.get(seed) if seed is not None else None
+        seed = self._table_name(name)
+        if seed is None:
+            return None
+        row = self._rows().get(seed)
+        if row is not None:
+            return frozenset(row[1].fields) if row[1].fields else None
+        head = self.family(seed)
         return frozenset(head.fields) if head is not None and head.fields else None
 
+    def known_names(self) -> list[str]:
+        """Every family head and tool judged by name, for "did you mean"."""
+        return sorted({*self.registry.names(), *self._rows()})
 
-#: What is known without an installed tool to ask: the table alone.
+
+def default_families() -> FamilyRegistry:
+    """The process's families: the built-in ones, then every ``pegboard.permission_families``
+    entry point (imported only when a rule or a call needs that family)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from pegboard.core.permissions.kernel_families import builtin_families
+
+        registry = FamilyRegistry()
+        for family in builtin_families():
+            registry.add(family)
+        _DEFAULT = registry
+    return _DEFAULT
+
+
+_DEFAULT: FamilyRegistry | None = None
+
+#: What is known without an installed tool to ask: the families and the table alone.
 TABLE_ONLY = Families()
-
-
-def kind_of(family: str) -> Kind:
-    """How specifiers of ``family`` are read (``bare``: no specifier)."""
-    head = FAMILIES.get(family)
-    return head.kind if head is not None else "bare"

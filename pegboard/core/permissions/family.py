@@ -1,0 +1,226 @@
+"""The permission-family interface: how one rule family of the permission syntax is judged.
+
+``Bash(npm run *)``, ``Read(src/**)``, ``WebFetch(domain:example.com)``: each family reads its
+own specifiers and judges a call's subjects against them. The engine keeps what is common to
+every family (rule layers and sources, modes, working directories, protected paths, the path
+and inode check, the decision record) and asks the family for the rest, through this one
+small protocol. A distribution provides a family with the ``register_permission_families``
+hook or the ``pegboard.permission_families`` entry point (name = the family's head).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from pegboard.core.permissions.rules import Rule
+
+if TYPE_CHECKING:
+    from pegboard.core.permissions.pathdecisions import PathDecisions
+    from pegboard.core.permissions.suggest import RuleSuggestion
+    from pegboard.core.tools import Tool
+
+#: One reading of a rule's specifier: ``("bare", None)`` (every call), ``("param", (name,
+#: value))`` (a ``param:value`` rule on an input field), ``("path", pattern)`` (a gitignore
+#: pattern the engine compiles and matches, shared with the path check), or ``("own", data)``,
+#: which only the family understands and which it gets back in :meth:`PermissionFamily.compile`.
+Reading = tuple[str, Any]
+
+
+@dataclass(frozen=True)
+class FamilyTool:
+    """A tool a family judges by name whether or not it is installed (``Monitor`` by
+    ``Bash(...)`` rules): whether a call asks by default, and its input fields."""
+
+    requires_permission: bool
+    fields: tuple[str, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """What a family found for one call; the engine turns it into a decision with the mode.
+
+    ``note`` records rule hits (the first deny, ask and allow each win); ``might_apply``
+    records a deny or ask rule that may cover a part of the call nobody can see (a hard ask
+    in every mode). ``default_ok`` approves by the family's own default; ``unapproved`` is
+    the reason an unapproved call asks.
+    """
+
+    deny: tuple[Rule, str] | None = None
+    refuse: str | None = None  # denied without a rule (a command with raw control characters)
+    ask: tuple[Rule, str] | None = None
+    might: tuple[Rule, str] | None = None  # a deny or ask rule may apply to what cannot be seen
+    might_files_only: bool = False  # ... and only file deny rules may (an OS sandbox enforces them)
+    hard_ask: str | None = None
+    protected: str | None = None
+    allow: tuple[Rule, str] | None = None
+    default_ok: str | None = None  # approved by the tool's default / read-only set
+    unapproved: str = ""
+    is_edit: bool = False
+    edit_in_scope: bool = False
+    edit_reason: str = ""
+
+    def might_apply(self, rule: Rule, reason: str) -> None:
+        """Record the first rule that may cover a part of the call the engine cannot see."""
+        if self.might is None:
+            self.might = (rule, f"{reason}; {rule.text} might apply")
+
+    def note(self, lst: str, rule: Rule, reason: str) -> None:
+        """Record a rule hit: the first deny, the first ask and the first allow each win."""
+        if lst == "deny":
+            self.deny = self.deny or (rule, reason)
+        elif lst == "ask":
+            self.ask = self.ask or (rule, reason)
+        elif self.allow is None:
+            self.allow = (rule, reason)
+
+
+class FamilyContext(Protocol):
+    """What the engine offers every family while it judges a call."""
+
+    mode: str
+    cwd: str
+    home: str
+    windows: bool
+    #: the path and inode check: Read/Edit verdicts for any path, working directories, links
+    decisions: PathDecisions
+
+    def requires_permission(self, name: str, tool: Tool | None = None) -> bool:
+        """Whether a call of ``name`` asks by default (its declaration, else its family's)."""
+        ...
+
+
+@dataclass
+class FamilyCall:
+    """One call as a family sees it: the tool's name and input, the installed tool (or
+    ``None`` for a tool judged by name), the family's compiled rules per list (``deny``,
+    ``ask``, ``allow``: what :meth:`PermissionFamily.compile` returned), the path rules that
+    apply to the tool (``paths``, per list, matched with ``context.decisions.rule``), and the
+    engine's context."""
+
+    name: str
+    data: Mapping[str, Any]
+    tool: Tool | None
+    rules: Mapping[str, Any]
+    paths: Mapping[str, Any]
+    context: FamilyContext
+
+
+@runtime_checkable
+class PermissionFamily(Protocol):
+    """One rule family: the tools and rule names it owns, how it reads a specifier, how it
+    judges a call against its rules.
+
+    Attributes: ``name`` (the head, ``"Bash"``); ``asks`` (whether a call of the head asks by
+    default); ``fields`` (the head's input fields); ``tools`` (further tools it judges by name
+    when they are not installed: ``{"Monitor": FamilyTool(True, ("command",))}``);
+    ``file_rules`` (``"read"`` or ``"write"`` when its path rules are the ones the kernel's
+    path check uses for reading or writing files, else ``None``); ``borrows`` (rules of other
+    families that also apply, per list: a Read allow from Edit rules).
+    """
+
+    name: str
+    asks: bool
+    fields: tuple[str, ...]
+    tools: Mapping[str, FamilyTool]
+    file_rules: Literal["read", "write"] | None
+    borrows: Mapping[str, tuple[str, ...]]
+
+    def parse(self, rule: Rule, fields: frozenset[str] | None, note: Callable[[str], None]) -> Sequence[Reading]:
+        """How ``rule``'s specifier reads (``rule.specifier`` is not ``None``); ``note`` reports
+        a problem with the rule (shown by ``config validate``). An empty list ignores the rule."""
+        ...
+
+    def compile(self, rule_list: str, own: Sequence[tuple[Rule, Any]]) -> Any:
+        """The family's matcher for one list from its ``("own", data)`` readings."""
+        ...
+
+    def judge(self, call: FamilyCall) -> Outcome:
+        """What the family finds for one call (bare and parameter rules are already judged)."""
+        ...
+
+
+class SuggestsRules(Protocol):
+    """A family that can name the narrowest allow rules for a call (optional)."""
+
+    def suggest(
+        self, family: str, data: Mapping[str, Any], cwd: Path, allows: Callable[[Sequence[str]], bool]
+    ) -> RuleSuggestion | None:
+        """Rules of ``family`` that would allow this call, narrowest first; ``allows`` checks
+        a candidate with the real engine. ``None``: fall back to the bare family name."""
+        ...
+
+
+class ListsPaths(Protocol):
+    """A file family that says which paths a call names (optional; the engine then keeps a
+    read's decision while the paths resolve the same)."""
+
+    def input_paths(self, name: str, data: Mapping[str, Any]) -> tuple[list[str], bool]:
+        """The raw paths the call touches, and whether that list is complete."""
+        ...
+
+
+def parameter_reading(
+    rule: Rule, fields: frozenset[str] | None, note: Callable[[str], None], *, primary: Iterable[str] = ()
+) -> list[Reading]:
+    """A ``param:value`` rule as a parameter reading: deny and ask lists only (an allow
+    rule on one field would approve what the other fields do), with a warning for a field
+    that holds the call's primary content (``primary``)."""
+    param = rule.param()
+    assert param is not None
+    if rule.lst == "allow":
+        note("parameter rules (param:value) work only in deny and ask lists (ignored)")
+        return []
+    if param[0] in set(primary):
+        note(f"'{param[0]}' is the call's primary content; a parameter rule on it is easy to bypass "
+             "(applied to the literal value)")
+    return [("param", param)]
+
+
+@dataclass
+class FamilyRegistry:
+    """The families the engine knows, by head name; ``loaders`` are entry points not imported
+    yet (a family's module is imported when a rule or a call first needs it)."""
+
+    families: dict[str, PermissionFamily] = field(default_factory=dict)
+    loaders: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, family: PermissionFamily) -> None:
+        if not isinstance(family, PermissionFamily):
+            raise TypeError(f"register() takes a permission family, got {type(family).__name__}")
+        self.families[family.name] = family
+
+    def get(self, name: str) -> PermissionFamily | None:
+        found = self.families.get(name)
+        if found is None and name in self.loaders:
+            load = self.loaders.pop(name)
+            try:
+                made = load()
+                self.add(made() if isinstance(made, type) else made)
+            except Exception as exc:  # a broken family plugin must not break permission checks
+                self.problems.append(f"permission family {name!r} cannot load: {type(exc).__name__}: {exc}")
+            found = self.families.get(name)
+        return found
+
+    def names(self) -> list[str]:
+        return sorted({*self.families, *self.loaders})
+
+    def declared(self, name: str) -> bool:
+        return name in self.families or name in self.loaders
+
+
+__all__ = [
+    "FamilyCall",
+    "FamilyContext",
+    "FamilyRegistry",
+    "FamilyTool",
+    "ListsPaths",
+    "Outcome",
+    "PermissionFamily",
+    "Reading",
+    "SuggestsRules",
+    "parameter_reading",
+]
