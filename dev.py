@@ -144,15 +144,16 @@ def setup(force: bool = True) -> None:
         say("creating .venv")
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
     stamp = install_stamp()
-    pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check", "--progress-bar", "off"]
+    pip: list[str | Path] = [PY, "-m", "pip", "--disable-pip-version-check"]
     dists = local_distributions()
     requirements = third_party_requirements(dists)
     say(f"installing {len(requirements)} third-party requirements and requirements-dev.txt"
         " (about a minute the first time; pip names each package as it goes)")
-    run(*pip, "install", "setuptools>=77", "wheel", *requirements, "-r", ROOT / "requirements-dev.txt")
+    run(*pip, "install", "--progress-bar", "off", "setuptools>=77", "wheel", *requirements,
+        "-r", ROOT / "requirements-dev.txt")
     say(f"installing {len(dists)} local distributions in editable mode")
     editable: list[str | Path] = [x for d in dists for x in ("-e", d)]
-    run(*pip, "install", "--no-deps", "--no-build-isolation", "--config-settings", "editable_mode=compat",
+    run(*pip, "install", "-q", "--no-deps", "--no-build-isolation", "--config-settings", "editable_mode=compat",
         *editable)
     write_stamp(stamp)
     say("done; the next start skips the installs until a pyproject.toml or requirements file changes")

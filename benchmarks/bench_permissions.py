@@ -44,7 +44,8 @@ from typing import Any
 
 from pegboard.core.config import ConfigLayer
 from pegboard.core.decisions import PermissionDecision
-from pegboard.core.permissions import PermissionEngine, bashparse, commands, effects
+from pegboard.core.permissions import PermissionEngine
+from pegboard_permissions_shell import bashparse, commands, effects
 
 PATH_GOAL_US = 50.0
 BASH_GOAL_US = 300.0

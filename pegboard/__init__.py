@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.registration import (
         ConfigSectionRegister,
         GroupRegister,
+        PermissionFamilyRegister,
         ProfileRegister,
         ProviderPolicyRegister,
         ToolRegister,
@@ -159,6 +160,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "pegboard.core.registration": (
         "ConfigSectionRegister",
         "GroupRegister",
+        "PermissionFamilyRegister",
         "ProfileRegister",
         "ProviderPolicyRegister",
         "ToolRegister",

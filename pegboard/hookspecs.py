@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pegboard.core.registration import (
         ConfigSectionRegister,
         GroupRegister,
+        PermissionFamilyRegister,
         ProfileRegister,
         ProviderPolicyRegister,
         ToolRegister,
@@ -60,6 +61,7 @@ __all__ = [
     "register_commands",
     "register_config_sections",
     "register_groups",
+    "register_permission_families",
     "register_profiles",
     "register_provider_policies",
     "register_search_backends",
@@ -148,6 +150,27 @@ def register_provider_policies(register: ProviderPolicyRegister) -> None:
         @hookimpl
         def register_provider_policies(register):
             register(ProviderPolicy("acme", providers=["acme"], remove={"WebSearch": "no search on Acme"}))
+    """
+
+
+@hookspec
+def register_permission_families(register: PermissionFamilyRegister) -> None:
+    """Add permission families: how rules of a family (``Browser(origin:...)``) read and judge.
+
+    Called once for every plugin when a ``Pegboard`` is built. Call ``register(family)`` with
+    an object that has the :class:`pegboard.permissions.PermissionFamily` attributes (``name``,
+    the rule head; ``asks``; ``fields``; ``tools``; ``file_rules``; ``borrows``) and methods
+    (``parse`` a rule's specifier, ``compile`` a list's readings, ``judge`` a call). A family
+    registered here replaces a default one of the same name for this ``Pegboard`` only. A
+    distribution can instead declare it in entry-point group ``pegboard.permission_families``
+    (name = the head, value = ``module:Class``), which imports it only when a rule or a call
+    needs it. The return value is ignored. See docs/plugin-authors.md for a complete family.
+
+    Example::
+
+        @hookimpl
+        def register_permission_families(register):
+            register(OriginFamily())  # judges Browser(origin:https://example.com) rules
     """
 
 

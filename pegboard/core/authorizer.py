@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pegboard.core.call import ToolCall
     from pegboard.core.permissions import PermissionEngine
     from pegboard.core.permissions.families import ToolLookup
+    from pegboard.core.permissions.family import FamilyRegistry
     from pegboard.core.registry import Registry
     from pegboard.core.tools import ToolContext
 
@@ -75,11 +76,15 @@ class Authorizer:
                 mode=mode,
                 home=Path(home) if home is not None else None,
                 tools=self._lookup(),
+                families=self._families(),
             )
         return found
 
     def _tools_version(self) -> int:
         return self.registry.version if self.registry is not None else 0
+
+    def _families(self) -> FamilyRegistry | None:
+        return self.registry.permission_families if self.registry is not None else None
 
     def _lookup(self) -> ToolLookup | None:
         return self.registry.find if self.registry is not None else None
@@ -167,7 +172,8 @@ class Authorizer:
             layer = ConfigLayer("code", {"permissions": {behavior: list(rules)}}, root=cwd)
             if len(self._engines) >= MAX_ENGINES:
                 self._engines.clear()
-            found = self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default", tools=self._lookup())
+            found = self._engines[key] = PermissionEngine([layer], cwd=cwd, mode="default", tools=self._lookup(),
+                                                          families=self._families())
         return found
 
 

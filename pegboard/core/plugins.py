@@ -29,6 +29,7 @@ REGISTRATION_HOOKS = (
     "register_groups",
     "register_profiles",
     "register_provider_policies",
+    "register_permission_families",
 )
 
 Status = Literal["loaded", "failed", "blocked"]
@@ -212,6 +213,7 @@ class PluginLoader:
             "register_profiles": lambda profile: registry.add_profile(profile, owner),
             "register_provider_policies": lambda policy: registry.add_provider_policy(policy, owner),
             "register_config_sections": lambda section: registry.add_config_section(section, owner),
+            "register_permission_families": lambda family: registry.add_permission_family(family, owner),
         }
         for hook_name in REGISTRATION_HOOKS:
             caller = getattr(self.pm.hook, hook_name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from pegboard.core.permissions.family import PermissionFamily
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.sections import ConfigSection
 from pegboard.core.tools import Profile, Tool
@@ -20,6 +21,10 @@ class GroupRegister(Protocol):
 
 class ProfileRegister(Protocol):
     def __call__(self, profile: Profile, /) -> None: ...
+
+
+class PermissionFamilyRegister(Protocol):
+    def __call__(self, family: PermissionFamily, /) -> None: ...
 
 
 class ProviderPolicyRegister(Protocol):

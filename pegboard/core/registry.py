@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pegboard.core.permissions.families import default_families
+from pegboard.core.permissions.family import FamilyRegistry, PermissionFamily
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.sections import ConfigSection
 from pegboard.core.tools import Profile, Tool, ToolDefinitionError, name_key, validate_tool_name
@@ -34,6 +36,8 @@ class Registry:
     profile_owner: dict[str, str] = field(default_factory=dict)
     provider_policies: list[ProviderPolicy] = field(default_factory=list)
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
+    #: families plugins registered in code; the rest come from the process's default ones
+    permission_families: FamilyRegistry = field(default_factory=lambda: FamilyRegistry(parent=default_families()))
     #: grows with every registration or removal, so what depends on the registry is cached
     version: int = 0
     _keys: dict[str, str] = field(default_factory=dict)
@@ -67,7 +71,12 @@ class Registry:
         for group in tool.groups:
             self.add_group(group, [tool.name], owner=owner)
 
+    def add_permission_family(self, family: PermissionFamily, owner: str) -> None:
+        self.version += 1
+        self.permission_families.add(family, owner)
+
     def remove_owner(self, owner: str) -> None:
+        self.permission_families.remove_owner(owner)
         """Forget everything ``owner`` registered (a plugin that failed half-way)."""
         self.version += 1
         for name in [n for n, o in self.tool_owner.items() if o == owner]:

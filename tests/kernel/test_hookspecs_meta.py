@@ -127,6 +127,7 @@ SCENARIOS: dict[str, Callable[[Pegboard, Path], object]] = {
     "register_groups": lambda pb, _: pb.tools(),
     "register_profiles": lambda pb, _: pb.tools(),
     "register_provider_policies": lambda pb, _: pb.tools(),
+    "register_permission_families": lambda pb, _: pb.check("Echo", {"text": "x"}),
     "register_config_sections": lambda pb, _: pb.tools(),
     "pegboard_ready": lambda pb, _: pb.tools(),
     "pegboard_close": lambda pb, _: pb.close(),

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard.core.permissions import effects as E
-from pegboard.core.permissions.options import NONE, REQUIRED, grammar, parse_args, resolve_long
+from pegboard_permissions_shell import effects as E
+from pegboard_permissions_shell.options import NONE, REQUIRED, grammar, parse_args, resolve_long
 from tests.permissions.support import bash, engine
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

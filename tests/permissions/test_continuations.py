@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard.core.permissions.bashparse import parse
-from pegboard.core.permissions.continuations import join_continued_lines
+from pegboard_permissions_shell.bashparse import parse
+from pegboard_permissions_shell.continuations import join_continued_lines
 from tests.permissions.support import bash, engine
 
 ENGINE = engine(allow=["Bash(echo *)", "Bash(cat *)"], deny=["Bash(rm *)"])

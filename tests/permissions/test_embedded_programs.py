@@ -274,7 +274,7 @@ _PIECE = st.sampled_from(["a", "b", "/", ".", "x", ",", "{", "}", "1..3", "c..a"
 def test_brace_expansion_agrees_with_bash(word: str) -> None:
     import subprocess
 
-    from pegboard.core.permissions.bash import brace_expand
+    from pegboard_permissions_shell.bash import brace_expand
 
     got = brace_expand(word)
     proc = subprocess.run(["bash", "-c", f"printf '%s\\n' {word}"], capture_output=True, text=True, timeout=10)

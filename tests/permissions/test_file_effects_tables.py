@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard.core.permissions import effects as E
-from pegboard.core.permissions.archives import _tar_options as tar_options
-from pegboard.core.permissions.scripted import ed_script, ex_script, sqlite_script
+from pegboard_permissions_shell import effects as E
+from pegboard_permissions_shell.archives import _tar_options as tar_options
+from pegboard_permissions_shell.scripted import ed_script, ex_script, sqlite_script
 from tests.permissions.support import engine
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

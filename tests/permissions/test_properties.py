@@ -7,8 +7,8 @@ import posixpath
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pegboard.core.permissions.bashparse import parse
 from pegboard.core.permissions.paths import collapse, inside, normalize
+from pegboard_permissions_shell.bashparse import parse
 from tests.permissions.support import bash, engine
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,7 +148,7 @@ SIMPLE_OPS = [" ", "  ", "&&", "||", ";", "|", "|&", "&", "\n", " && ", " ; ", "
 @given(st.lists(st.tuples(st.sampled_from(SIMPLE_WORDS), st.sampled_from(SIMPLE_OPS)), min_size=1, max_size=8),
        st.booleans())
 def test_fast_split_agrees_with_the_grammar(pairs: list[tuple[str, str]], trailing_op: bool) -> None:
-    from pegboard.core.permissions import bashparse as bp
+    from pegboard_permissions_shell import bashparse as bp
 
     text = "".join(w + o for w, o in pairs)
     if not trailing_op:

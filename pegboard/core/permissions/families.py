@@ -163,16 +163,25 @@ def default_families() -> FamilyRegistry:
     entry point (imported only when a rule or a call needs that family)."""
     global _DEFAULT
     if _DEFAULT is None:
+        from pegboard.core.entrypoints import entry_points
         from pegboard.core.permissions.kernel_families import builtin_families
+        from pegboard.core.selection import PluginSelection
 
         registry = FamilyRegistry()
         for family in builtin_families():
             registry.add(family)
+        selection = PluginSelection.from_settings()
+        for ep in entry_points(FAMILY_ENTRY_POINTS):
+            if ep.name in registry.loaders or selection.blocked_reason(ep.dist_name, ep.name):
+                continue
+            registry.loaders[ep.name] = ep.load
         _DEFAULT = registry
     return _DEFAULT
 
 
 _DEFAULT: FamilyRegistry | None = None
+#: Entry-point group of permission families: name = the family's head, value = ``module:Class``.
+FAMILY_ENTRY_POINTS = "pegboard.permission_families"
 
 #: What is known without an installed tool to ask: the families and the table alone.
 TABLE_ONLY = Families()

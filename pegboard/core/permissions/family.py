@@ -187,14 +187,32 @@ class FamilyRegistry:
     families: dict[str, PermissionFamily] = field(default_factory=dict)
     loaders: dict[str, Callable[[], Any]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: families this registry does not have come from here (the process's default ones)
+    parent: FamilyRegistry | None = None
+    owners: dict[str, str] = field(default_factory=dict)
 
-    def add(self, family: PermissionFamily) -> None:
+    def add(self, family: PermissionFamily, owner: str = "") -> None:
+        """Add ``family`` (one registered here replaces the parent's of the same name)."""
         if not isinstance(family, PermissionFamily):
-            raise TypeError(f"register() takes a permission family, got {type(family).__name__}")
+            raise TypeError(
+                f"register() takes a permission family (name, asks, fields, tools, file_rules, borrows, "
+                f"parse, compile, judge), got {type(family).__name__}"
+            )
+        if not isinstance(family.name, str) or not family.name:
+            raise TypeError(f"a permission family needs a name, got {family.name!r}")
         self.families[family.name] = family
+        if owner:
+            self.owners[family.name] = owner
+
+    def remove_owner(self, owner: str) -> None:
+        for name in [n for n, o in self.owners.items() if o == owner]:
+            self.families.pop(name, None)
+            self.owners.pop(name, None)
 
     def get(self, name: str) -> PermissionFamily | None:
         found = self.families.get(name)
+        if found is None and name not in self.loaders and self.parent is not None:
+            return self.parent.get(name)
         if found is None and name in self.loaders:
             load = self.loaders.pop(name)
             try:
@@ -206,10 +224,13 @@ class FamilyRegistry:
         return found
 
     def names(self) -> list[str]:
-        return sorted({*self.families, *self.loaders})
+        mine = {*self.families, *self.loaders}
+        return sorted(mine | set(self.parent.names()) if self.parent is not None else mine)
 
     def declared(self, name: str) -> bool:
-        return name in self.families or name in self.loaders
+        """Whether some family of that head is known (without importing it)."""
+        mine = name in self.families or name in self.loaders
+        return mine or (self.parent is not None and self.parent.declared(name))
 
 
 __all__ = [

@@ -94,3 +94,18 @@ def allow_glob_ok(tool: str) -> bool:
     server = tool[len("mcp__"):].split("__", 1)[0]
     return bool(server) and "*" not in server and "?" not in server
 
+
+def word_pattern_regex(spec: str) -> str:
+    """The regex for a word pattern (``Bash(npm run *)``, ``Skill(review *)``): ``*`` anywhere,
+    a trailing `` *`` or ``:*`` word-bounded, runs of whitespace as one space."""
+    s = " ".join(spec.split())
+    if s.endswith(":*"):
+        s = s[:-2].rstrip() + " *"
+    if s in ("*", ""):
+        return r"(?s:.*)\Z"
+    tail = ""
+    if s.endswith(" *"):
+        s = s[:-2]
+        tail = r"(?: .*)?"
+    out = [".*" if ch == "*" else re.escape(ch) for ch in s]
+    return "(?s:" + "".join(out) + tail + r")\Z"

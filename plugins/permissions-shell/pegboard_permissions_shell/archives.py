@@ -14,8 +14,8 @@ from __future__ import annotations
 import posixpath
 import re
 
-from pegboard.core.permissions.effects import Effects, Ref, family
-from pegboard.core.permissions.options import ParsedArgs, grammar, parse_args, resolve_long
+from pegboard_permissions_shell.effects import Effects, Ref, family
+from pegboard_permissions_shell.options import ParsedArgs, grammar, parse_args, resolve_long
 
 # -- tar ------------------------------------------------------------------------------------
 

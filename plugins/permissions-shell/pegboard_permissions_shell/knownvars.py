@@ -13,7 +13,7 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 
-from pegboard.core.permissions.bashparse import Segment
+from pegboard_permissions_shell.bashparse import Segment
 
 #: Candidate expansions of one word before the analysis gives up on it.
 MAX_CANDIDATES = 16

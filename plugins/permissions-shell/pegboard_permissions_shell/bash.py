@@ -23,21 +23,19 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pegboard.core.permissions import commands as C
-from pegboard.core.permissions import effects as E
-from pegboard.core.permissions import scripted
-from pegboard.core.permissions.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, as_nested, parse
-from pegboard.core.permissions.evaluation import (
+from pegboard.permissions import PathDecisions, Rule, collapse, inside, shell_tilde, to_posix, word_pattern_regex
+from pegboard_permissions_shell import commands as C
+from pegboard_permissions_shell import effects as E
+from pegboard_permissions_shell import scripted
+from pegboard_permissions_shell.bashparse import MAX_COMMAND_CHARS, ParsedScript, Segment, Word, as_nested, parse
+from pegboard_permissions_shell.evaluation import (
     EVALUATING_BUILTINS,
     callback_scripts,
     evaluated_words,
     may_evaluate,
     substitutions,
 )
-from pegboard.core.permissions.knownvars import expand_word, line_variables
-from pegboard.core.permissions.pathdecisions import PathDecisions
-from pegboard.core.permissions.paths import collapse, inside, shell_tilde, to_posix
-from pegboard.core.permissions.rules import Rule
+from pegboard_permissions_shell.knownvars import expand_word, line_variables
 
 _MAX_SEGMENTS = 6000
 _CMD_WORD = re.compile(r"^[A-Za-z0-9_.+/\\-]+$")
@@ -81,19 +79,7 @@ def collapse_ws(text: str) -> str:
 
 # -- rules --------------------------------------------------------------------------------
 
-def bash_pattern_regex(spec: str) -> str:
-    """The regex for a ``Bash(...)`` specifier: ``*`` anywhere, trailing `` *`` / ``:*`` word-bounded."""
-    s = collapse_ws(spec)
-    if s.endswith(":*"):
-        s = s[:-2].rstrip() + " *"
-    if s in ("*", ""):
-        return r"(?s:.*)\Z"
-    tail = ""
-    if s.endswith(" *"):
-        s = s[:-2]
-        tail = r"(?: .*)?"
-    out = [".*" if ch == "*" else re.escape(ch) for ch in s]
-    return "(?s:" + "".join(out) + tail + r")\Z"
+bash_pattern_regex = word_pattern_regex
 
 
 @dataclass

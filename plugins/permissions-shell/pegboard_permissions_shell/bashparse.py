@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from pegboard.core.permissions.continuations import join_continued_lines
+from pegboard_permissions_shell.continuations import join_continued_lines
 
 MAX_COMMAND_CHARS = 10_000
 _MAX_NESTED_SCRIPTS = 32

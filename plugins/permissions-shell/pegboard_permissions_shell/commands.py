@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pegboard.core.permissions.effects import Effects, effects, git_call, git_option_danger, git_side_effect
+from pegboard_permissions_shell.effects import Effects, effects, git_call, git_option_danger, git_side_effect
 
 #: Environment variables whose assignment in front of a command never changes what runs.
 SAFE_ENV_VARS = frozenset({

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pegboard.core.permissions.effects import FAMILIES, Effects, Ref, family, vim_commands
+from pegboard_permissions_shell.effects import FAMILIES, Effects, Ref, family, vim_commands
 
 
 @dataclass

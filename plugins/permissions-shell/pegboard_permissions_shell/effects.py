@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pegboard.core.permissions.options import (
+from pegboard_permissions_shell.options import (
     Grammar,
     ParsedArgs,
     grammar,
@@ -1363,9 +1363,9 @@ def _yq(args: list[str]) -> Effects:
     return e
 
 
-from pegboard.core.permissions import archives as _archives  # noqa: E402  (registers its families)
-from pegboard.core.permissions import scripted as _scripted  # noqa: E402
-from pegboard.core.permissions import transfers as _transfers  # noqa: E402
+from pegboard_permissions_shell import archives as _archives  # noqa: E402  (registers its families)
+from pegboard_permissions_shell import scripted as _scripted  # noqa: E402
+from pegboard_permissions_shell import transfers as _transfers  # noqa: E402
 
 EMBEDDED_SCRIPTS.update({
     "tar": _archives.tar_commands, "bsdtar": _archives.tar_commands,

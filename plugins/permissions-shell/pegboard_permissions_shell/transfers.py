@@ -14,8 +14,8 @@ import posixpath
 import re
 from urllib.parse import unquote, urlsplit
 
-from pegboard.core.permissions.effects import Effects, Ref, family, into_dir
-from pegboard.core.permissions.options import Grammar, ParsedArgs, grammar, parse_args
+from pegboard_permissions_shell.effects import Effects, Ref, family, into_dir
+from pegboard_permissions_shell.options import Grammar, ParsedArgs, grammar, parse_args
 
 
 def _values(p: ParsedArgs, *names: str) -> list[Ref]:
