@@ -5,9 +5,10 @@
                                  the tool set an agent gets from the embedded default config)
     python3 dev.py test      set up .venv and run ruff, mypy, the import contract and pytest (what CI runs)
     python3 dev.py setup     only set up .venv
-    python3 dev.py imports   check the import contract: nothing outside pegboard/ imports pegboard.core
+    python3 dev.py imports   check the import contract: nothing outside pegboard/ imports pegboard.core,
+                             and a distribution imports another of ours only if it declares it
 
-Every distribution in this repository (the kernel, builtin_tools/*, plugins/*) is installed
+Every distribution in this repository (the kernel, libs/*, builtin_tools/*, plugins/*) is installed
 from the local tree with --no-deps; only third-party requirements come from the package
 index, so no name we own is ever resolved from an index.
 
@@ -37,16 +38,21 @@ STAMP = VENV / ".pegboard-dev-stamp"
 OWN_NAME = re.compile(r"^pegboard([-_.].*)?$", re.IGNORECASE)
 
 
+#: Where the distributions besides the kernel live: shared libraries (libs/: code tools import,
+#: which registers nothing), the built-in tools, and the other plugins.
+DISTRIBUTION_AREAS = ("libs", "builtin_tools", "plugins")
+
+
 def local_distributions(root: Path = ROOT) -> list[Path]:
-    """The kernel first, then every sibling distribution found under builtin_tools/ and plugins/."""
+    """The kernel first, then every sibling distribution found under libs/, builtin_tools/ and plugins/."""
     dists = [root]
-    for area in ("builtin_tools", "plugins"):
+    for area in DISTRIBUTION_AREAS:
         dists += sorted(p.parent for p in (root / area).glob("*/pyproject.toml"))
     return dists
 
 
 #: Where the import contract applies: code built on the public API only.
-CONTRACT_AREAS = ("builtin_tools", "plugins", "examples")
+CONTRACT_AREAS = ("libs", "builtin_tools", "plugins", "examples")
 PRIVATE_KERNEL = "pegboard.core"
 
 
@@ -67,7 +73,7 @@ def _private_imports(tree: ast.AST) -> list[tuple[int, str]]:
 
 def import_contract_violations(root: Path = ROOT) -> list[str]:
     """``file:line: imports pegboard.core.x`` for every import of the kernel's private modules
-    in builtin_tools/, plugins/ and examples/, which must use the public ``pegboard`` API."""
+    in libs/, builtin_tools/, plugins/ and examples/, which must use the public ``pegboard`` API."""
     problems: list[str] = []
     for area in CONTRACT_AREAS:
         for path in sorted((root / area).rglob("*.py")):
@@ -79,12 +85,83 @@ def import_contract_violations(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def _imported_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """Every absolute import in ``tree``, wherever it is (a function, ``TYPE_CHECKING``, a
+    ``try`` that catches ImportError) and ``importlib.import_module("name")`` with a literal."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module":
+            found += [(node.lineno, a.value) for a in node.args[:1] if isinstance(a, ast.Constant)
+                      and isinstance(a.value, str) and not a.value.startswith(".")]
+    return sorted(found)
+
+
+def _not_source(part: str) -> bool:
+    return part in {"build", "__pycache__", "tests"} or part.startswith(".") or part.endswith(".egg-info")
+
+
+def _own_sources(dist: Path, root: Path) -> list[Path]:
+    """The distribution's own Python files: the kernel's ``pegboard/``, or everything in a
+    sibling's folder (not build output, not an ``*.egg-info``)."""
+    base = dist / "pegboard" if dist == root else dist
+    found = []
+    for path in base.rglob("*.py"):
+        parts = path.relative_to(dist).parts
+        if not any(_not_source(part) for part in parts):
+            found.append(path)
+    return sorted(found)
+
+
+def _top_level_modules(dist: Path, root: Path) -> list[str]:
+    if dist == root:
+        return ["pegboard"]
+    return sorted(entry.stem for entry in dist.iterdir()
+                  if (entry.suffix == ".py" and entry.stem.isidentifier()) or (entry / "__init__.py").is_file())
+
+
+def dependency_violations(root: Path = ROOT) -> list[str]:
+    """``file:line: imports module of pegboard-x, not in pegboard-y's dependencies`` for every
+    import of another distribution's top-level module that the importing distribution does not
+    declare in its ``pyproject.toml`` dependencies (an optional import inside ``try`` counts too:
+    installing the piece must pull in what its code may import), and every top-level module two
+    distributions both provide."""
+    problems: list[str] = []
+    owner: dict[str, str] = {}
+    names: dict[Path, str] = {}
+    for dist in local_distributions(root):
+        name = tomllib.loads((dist / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+        names[dist] = name
+        for module in _top_level_modules(dist, root):
+            if module in owner:
+                problems.append(f"{dist.relative_to(root).as_posix()}: module {module} is also in {owner[module]}")
+            owner.setdefault(module, name)
+    for dist, name in names.items():
+        project = tomllib.loads((dist / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+        declared = {_requirement_name(r).lower().replace("_", "-") for r in project.get("dependencies", [])}
+        for path in _own_sources(dist, root):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            for line, module in _imported_modules(tree):
+                other = owner.get(module.split(".")[0])
+                if other is not None and other != name and other not in declared:
+                    where = path.relative_to(root).as_posix()
+                    problems.append(f"{where}:{line}: imports {module} of {other}, not in {name}'s dependencies")
+    return problems
+
+
 def check_import_contract() -> int:
     problems = import_contract_violations()
     for problem in problems:
         print(f"{problem} (use the public pegboard API; pegboard.core is private)")
     print(f"import contract: {len(problems)} private import(s) of {PRIVATE_KERNEL} outside pegboard/")
-    return 1 if problems else 0
+    undeclared = dependency_violations()
+    for problem in undeclared:
+        print(f"{problem} (declare it in pyproject.toml, or go through the public pegboard API)")
+    print(f"distribution dependencies: {len(undeclared)} import(s) of an undeclared distribution of ours")
+    return 1 if problems or undeclared else 0
 
 
 def _requirement_name(req: str) -> str:
@@ -216,7 +293,7 @@ def main(argv: list[str]) -> int:
     if command == "test":
         steps: list[list[str | Path]] = [
             [PY, "-m", "ruff", "check", "."],
-            [PY, "-m", "mypy", "pegboard", "builtin_tools", "plugins", "tests", "benchmarks"],
+            [PY, "-m", "mypy", "pegboard", "libs", "builtin_tools", "plugins", "tests", "benchmarks"],
             [PY, str(Path(__file__).resolve()), "imports"],
             [PY, "-m", "pytest", "-n", "auto", *argv[2:]],
         ]

@@ -29,7 +29,7 @@ from typing import Any
 
 import pegboard_read
 from pegboard.testing import isolated_pegboard
-from pegboard_toolkit import read_lines
+from pegboard_read_lines import read_lines
 
 LINE = 100
 

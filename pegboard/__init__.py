@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the two equal)
     from pegboard.core.app import Pegboard
     from pegboard.core.call import Approver, ToolCall
+    from pegboard.core.completion import CompletionError, CompletionRequest, has_completion, request_completion
     from pegboard.core.config import (
         ConfigError,
         ConfigLayer,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.permissions.suggest import RuleSuggestion, suggest_allow_rules
     from pegboard.core.plugins import PluginInfo
     from pegboard.core.policy import PolicyResult, ToolDecision
+    from pegboard.core.projecttrust import is_trusted
     from pegboard.core.protected import ProtectedPath, ProtectedPaths, protected_paths
     from pegboard.core.providers import ProviderPolicy
     from pegboard.core.redaction import redact
@@ -66,7 +68,6 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.results import ImageBlock, Reason, TextBlock, ToolResult
     from pegboard.core.rulematch import rule_matches
     from pegboard.core.sections import NARROWS, NEUTRAL, ConfigSection, Direction, Widens
-    from pegboard.core.services import CompletionError, CompletionRequest, has_completion, request_completion
     from pegboard.core.session import (
         PermissionUpdate,
         Selection,
@@ -87,7 +88,6 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
         default_data_dir,
     )
     from pegboard.core.tools import Profile, Subjects, Tool, ToolContext, ToolDefinitionError, ToolPermissions, tool
-    from pegboard.core.trust import is_trusted
     from pegboard.core.urls import InvalidHostError, InvalidUrlError, ParsedUrl, parse_url
 
 __version__ = "0.1.0"
@@ -98,6 +98,12 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "pegboard.core.call": (
         "Approver",
         "ToolCall",
+    ),
+    "pegboard.core.completion": (
+        "CompletionError",
+        "CompletionRequest",
+        "has_completion",
+        "request_completion",
     ),
     "pegboard.core.config": (
         "ConfigError",
@@ -154,6 +160,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "PolicyResult",
         "ToolDecision",
     ),
+    "pegboard.core.projecttrust": ("is_trusted",),
     "pegboard.core.protected": ("protected_paths", "ProtectedPath", "ProtectedPaths"),
     "pegboard.core.providers": ("ProviderPolicy",),
     "pegboard.core.redaction": ("redact",),
@@ -174,12 +181,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "ToolResult",
     ),
     "pegboard.core.sections": ("ConfigSection", "Direction", "NARROWS", "NEUTRAL", "Widens"),
-    "pegboard.core.services": (
-        "CompletionError",
-        "CompletionRequest",
-        "has_completion",
-        "request_completion",
-    ),
     "pegboard.core.session": (
         "PermissionUpdate",
         "Selection",
@@ -215,7 +216,6 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "ToolDefinitionError",
         "ToolPermissions",
     ),
-    "pegboard.core.trust": ("is_trusted",),
     "pegboard.core.urls": (
         "InvalidHostError",
         "InvalidUrlError",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from pegboard.core.app import Pegboard
     from pegboard.core.call import ToolCall
+    from pegboard.core.completion import CompletionRequest
     from pegboard.core.decisions import AnyHookDecision, HookDecision, PermissionDecision
     from pegboard.core.execution import ExecBackend
     from pegboard.core.hostservices import MessageDelivery, PlanDecision, PlanRequest, QuestionRequest, SubagentRequest
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
         ToolRegister,
     )
     from pegboard.core.results import ToolResult
-    from pegboard.core.services import CompletionRequest
     from pegboard.core.session import Session, SessionEvent
     from pegboard.core.store import SessionStore
     from pegboard.core.tools import ToolContext
@@ -315,7 +315,7 @@ def register_search_backends(register: Callable[[Any], None]) -> None:
 
     Asked once per ``Pegboard`` by the WebSearch plugin, when the ``Pegboard`` is ready.
     Call ``register(backend)`` with an object implementing
-    ``pegboard_toolkit.websearch.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
+    ``pegboard_web_search.backends.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
     selects), ``unavailable_reason(context)`` (``None`` when configured, else why not, such
     as a missing API key) and ``async search(request, context)`` returning ``SearchHit``
     items; both read their settings with ``context.settings(key)``. Of two backends with one

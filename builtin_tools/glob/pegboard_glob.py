@@ -34,7 +34,7 @@ from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.walk import deny_globs, vcs_exclude_globs
 
 if TYPE_CHECKING:
-    from pegboard_toolkit.fileindex import FileIndexes
+    from pegboard_glob_index import FileIndexes
 
 MAX_RESULTS = 100
 DEFAULT_TIMEOUT = 20.0
@@ -104,7 +104,7 @@ async def indexed_files(
     import asyncio
     import threading
 
-    from pegboard_toolkit.fileindex import FileIndexes
+    from pegboard_glob_index import FileIndexes
 
     indexes = ctx.stash.get(INDEXES)
     if indexes is None:

@@ -3,7 +3,7 @@
 Opt-in (``PEGBOARD_USE_POWERSHELL_TOOL=1``, Fuxi Code's ``FUXI_CODE_USE_POWERSHELL_TOOL=1``,
 or ``tools.powershell.enabled``), and available only where ``pwsh`` 7+ is on ``PATH``.
 Limits, cwd carry-over and exit-code meaning are Bash's; the run is in
-``pegboard_toolkit.powershell``.
+``pegboard_powershell_run``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class PowerShellInput(BaseModel):
 
 
 def _available() -> str | None:
-    from pegboard_toolkit.powershell import find_pwsh
+    from pegboard_powershell_run import find_pwsh
 
     return find_pwsh(os.environ.get("PATH", ""))[1]
 
@@ -82,7 +82,7 @@ async def powershell(input: PowerShellInput, ctx: ToolContext) -> ToolResult:
     """Run a PowerShell command with pwsh (no profile, non-interactive) and return its output.
     The working directory carries over between calls while it stays inside the project; the
     timeout and output limits are Bash's. Exit code 1 of grep/git grep/git diff is not failure."""
-    from pegboard_toolkit.powershell import find_pwsh, opted_in, respects_policy, run_powershell
+    from pegboard_powershell_run import find_pwsh, opted_in, respects_policy, run_powershell
     from pegboard_toolkit.shell import ShellSettings
     from pegboard_toolkit.shelltool import empty_command, foreground_result
 

@@ -33,18 +33,9 @@ from pegboard import (
     resolve_path,
     tool,
 )
-from pegboard_toolkit import (
-    ImageError,
-    ImageLimits,
-    ImageLimitsError,
-    LineIndexCache,
-    ReadLedger,
-    image_limits,
-    process_image,
-    read_lines,
-)
-from pegboard_toolkit.images import IMAGE_SUFFIXES
-from pegboard_toolkit.lines import plain_lines, sniff_encoding
+from pegboard_read_images import IMAGE_SUFFIXES, ImageError, ImageLimits, ImageLimitsError, image_limits, process_image
+from pegboard_read_lines import LineIndexCache, plain_lines, read_lines, sniff_encoding
+from pegboard_toolkit import ReadLedger
 from pegboard_toolkit.toolconfig import config_value as _setting
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pegboard import ImageBlock, ToolCall, ToolContext, ToolResult, hookimpl
 from pegboard_read import image_limits_for
-from pegboard_toolkit import ImageLimitsError, fit_result_images
+from pegboard_read_images import ImageLimitsError, fit_result_images
 
 
 @hookimpl

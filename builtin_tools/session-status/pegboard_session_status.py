@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pegboard import MapKey, Session, SessionKey, ToolContext, ToolRegister, ToolResult, hookimpl, tool
+from pegboard_tasks import session_tasks
 
 USAGE: SessionKey[dict[str, Any]] = SessionKey("pegboard-session-usage", dict, persist=True)
 MODEL_OVERRIDE: SessionKey[dict[str, Any]] = SessionKey("pegboard-session-model-override", dict, persist=True)
@@ -158,13 +159,7 @@ async def session_status(input: SessionStatusInput, ctx: ToolContext) -> ToolRes
 
 def session_details(session: Session) -> dict[str, Any]:
     """What ``pegboard sessions show ID`` adds: the status, tasks and to-dos, stored results."""
-    details: dict[str, Any] = {"status": status(session), "tasks": [], "todos": []}
-    try:
-        import pegboard_tasks
-    except ImportError:
-        pass
-    else:
-        details.update(pegboard_tasks.session_tasks(session))
+    details: dict[str, Any] = {"status": status(session), **session_tasks(session)}
     details["results"] = [
         {
             "ref": r.ref,

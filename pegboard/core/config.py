@@ -179,7 +179,7 @@ class ConfigLayer:
     path: Path | None = None
     root: Path | None = None
     #: False for project config of a project the user has not trusted: its commands
-    #: (hook handlers, MCP servers) do not run; see ``pegboard.core.trust``
+    #: (hook handlers, MCP servers) do not run; see ``pegboard.core.projecttrust``
     trusted: bool = True
 
     @property
@@ -496,7 +496,7 @@ def layers_of(
 ) -> list[ConfigLayer]:
     """The embedded default, then one layer per source read (``(source, data)``, in order);
     project layers are trusted only when the user trusts the project."""
-    from pegboard.core.trust import is_trusted
+    from pegboard.core.projecttrust import is_trusted
 
     project = next((source.root for source, _data in read if source.scope in PROJECT_SCOPES), None)
     trusted = is_trusted(project, env) if project is not None else True

@@ -112,7 +112,7 @@ class ConfigWatcher:
 
     def poll(self) -> ConfigChange | None:
         """Look at every file now; put a change in force; ``None`` when nothing is new."""
-        from pegboard.core.trust import trust_file
+        from pegboard.core.projecttrust import trust_file
 
         self._last = self.clock()
         if not self.watching:

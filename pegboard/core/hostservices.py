@@ -4,6 +4,7 @@ Asking the user, approving a plan, running a subagent and delivering a message t
 need the host (its terminal, UI or model loop). Pegboard defines the tools around them; a
 host implements ``ask_user``, ``approve_plan``, ``run_subagent`` and ``deliver_message``.
 A tool whose service no plugin implements is listed unavailable with the reason.
+(Running a prompt over text on a small model, the ``complete`` hook, is in ``completion``.)
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pegboard import (
     request_completion,
     tool,
 )
-from pegboard_toolkit.websearch import collect_backends
+from pegboard_web_search.backends import collect_backends
 from tests.kernel.toolkit import NoInput, ToolsPlugin, boom, echo, guarded
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ def test_the_check_finds_every_form_of_private_import(tmp_path: Path) -> None:
     tool.write_text(
         "import importlib\n"
         "import pegboard.core.app\n"
-        "from pegboard.core.trust import is_trusted\n"
+        "from pegboard.core.projecttrust import is_trusted\n"
         "from pegboard import core, tool\n"
         "def later():\n"
         "    from pegboard.core import config\n"
@@ -34,7 +34,7 @@ def test_the_check_finds_every_form_of_private_import(tmp_path: Path) -> None:
     found = dev.import_contract_violations(tmp_path)
     assert found == [
         "plugins/acme/acme.py:2: imports pegboard.core.app",
-        "plugins/acme/acme.py:3: imports pegboard.core.trust",
+        "plugins/acme/acme.py:3: imports pegboard.core.projecttrust",
         "plugins/acme/acme.py:4: imports pegboard.core",
         "plugins/acme/acme.py:6: imports pegboard.core",
         "plugins/acme/acme.py:7: imports pegboard.core.policy",

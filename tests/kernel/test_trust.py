@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pegboard.core.config import discover_layers
-from pegboard.core.trust import TRUST_ENV, is_trusted, set_trusted, trust_file, trusted_projects
+from pegboard.core.projecttrust import TRUST_ENV, is_trusted, set_trusted, trust_file, trusted_projects
 
 
 def pegboard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

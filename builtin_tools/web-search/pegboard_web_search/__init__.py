@@ -27,7 +27,7 @@ from pegboard import (
 )
 from pegboard_toolkit.toolconfig import turned_off
 from pegboard_toolkit.webcache import WebCache
-from pegboard_toolkit.websearch import (
+from pegboard_web_search.backends import (
     SearchBackend,
     SearchError,
     SearchHit,

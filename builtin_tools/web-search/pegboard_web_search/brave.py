@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pegboard import ToolContext
-from pegboard_toolkit.websearch import SearchError, SearchHit, SearchRequest
+from pegboard_web_search.backends import SearchError, SearchHit, SearchRequest
 
 from .settings import SETTINGS_KEY, WebSearchSettings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pegboard import ToolContext
-from pegboard_toolkit.websearch import SearchError, SearchHit, SearchRequest
+from pegboard_web_search.backends import SearchError, SearchHit, SearchRequest
 
 from .settings import SETTINGS_KEY, WebSearchSettings
 

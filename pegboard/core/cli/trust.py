@@ -21,7 +21,7 @@ def command(directory: Path | None, revoke: bool, show: bool, as_json: bool) -> 
     .pegboard/ or .git). Untrusted projects' other settings still apply.
     """
     from pegboard.core.config import find_project_root
-    from pegboard.core.trust import is_trusted, set_trusted, trust_file, trusted_projects
+    from pegboard.core.projecttrust import is_trusted, set_trusted, trust_file, trusted_projects
 
     if show:
         projects = trusted_projects()

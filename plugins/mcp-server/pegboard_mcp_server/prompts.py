@@ -23,10 +23,8 @@ class PromptError(ValueError):
 
 
 def _catalog(session: Session) -> dict[str, Any]:
-    try:
-        from pegboard_skill import skills
-    except ImportError:
-        return {}
+    from pegboard_skill import skills
+
     if SKILL_TOOL not in {t.name for t in session.enabled_tools()}:
         return {}
     return skills(session.pegboard)

@@ -245,7 +245,7 @@ def test_index_setting_environment_and_fallback(tree: Path) -> None:
     assert glob(tree, config=off, env={"PEGBOARD_GLOB_INDEX": "1"}, pattern="**/*.py").metadata["index"] != "off"
     bad = glob(tree, config={"tools": {"glob": {"backend": "ripgrep", "index": "yes"}}}, pattern="*")
     assert bad.metadata["error_kind"] == "invalid_config" and "tools.glob.index" in bad.text
-    from pegboard_toolkit.fileindex import FileIndexes
+    from pegboard_glob_index import FileIndexes
 
     for backend in BACKENDS:
         with isolated_pegboard(pegboard_glob, cwd=tree, config={"tools": {"glob": {"backend": backend}}}) as pb:

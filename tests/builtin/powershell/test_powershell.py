@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pegboard_powershell
-from pegboard_toolkit.powershell import (
+from pegboard_powershell_run import (
     build_ps_script,
     find_pwsh,
     opted_in,

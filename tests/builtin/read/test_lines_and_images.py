@@ -17,9 +17,15 @@ import pegboard_read
 import pegboard_result_images
 from pegboard import ImageBlock, TextBlock, ToolContext, ToolResult, hookimpl, tool
 from pegboard.testing import isolated_pegboard
-from pegboard_toolkit import ImageLimits, ImageLimitsError, LineIndexCache, build_index, process_image, read_lines
-from pegboard_toolkit.images import fit_base64_image, image_limits, validate_resize
-from pegboard_toolkit.lines import plain_lines
+from pegboard_read_images import (
+    ImageLimits,
+    ImageLimitsError,
+    fit_base64_image,
+    image_limits,
+    process_image,
+    validate_resize,
+)
+from pegboard_read_lines import LineIndexCache, build_index, plain_lines, read_lines
 from tests.builtin.files import image_bytes
 
 pieces = st.lists(

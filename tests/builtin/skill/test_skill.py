@@ -12,7 +12,7 @@ import pegboard_bash
 import pegboard_skill as skills
 import pegboard_write
 from pegboard import Pegboard, hookimpl
-from pegboard.core.trust import set_trusted
+from pegboard.core.projecttrust import set_trusted
 from pegboard.testing import check_tool, isolated_pegboard
 
 DEPLOY = """---

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pegboard_toolkit.webcache import WebCache
 from pegboard_toolkit.webcontent import decode_text, media_type, sniff
 from pegboard_toolkit.webpages import cut
-from pegboard_toolkit.websearch import SearchHit, filter_hits, in_domain
+from pegboard_web_search.backends import SearchHit, filter_hits, in_domain
 
 
 class Clock:

@@ -9,7 +9,7 @@ from typing import Any
 import pegboard_web_search
 from pegboard import Pegboard, ToolContext, ToolResult, hookimpl
 from pegboard.testing import check_tool, isolated_pegboard
-from pegboard_toolkit.websearch import SearchHit, SearchRequest, filter_hits, in_domain
+from pegboard_web_search.backends import SearchHit, SearchRequest, filter_hits, in_domain
 from tests.builtin.web.server import LocalServer, Seen
 
 HITS = [

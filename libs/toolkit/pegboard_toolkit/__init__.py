@@ -4,7 +4,9 @@ Built-in and third-party tools depend on this distribution; the kernel does not.
 function here is written against Pegboard's public API only, so a tool that uses it stays
 small and a fix lands in one place. It is a library, not a plugin: it registers nothing.
 Names load on first use, so a tool that needs one part does not pay for the others' imports
-(the network guard brings in httpx).
+(the network guard brings in httpx). Code only one tool uses lives in that tool's own
+distribution instead: Read's line index and image sizing, Glob's file index, the PowerShell
+runner, WebSearch's backend protocol.
 """
 
 from __future__ import annotations
@@ -38,16 +40,6 @@ if TYPE_CHECKING:
         backend_for,
         process_env,
     )
-    from pegboard_toolkit.images import (
-        ImageError,
-        ImageLimits,
-        ImageLimitsError,
-        ProcessedImage,
-        fit_base64_image,
-        fit_result_images,
-        image_limits,
-        process_image,
-    )
     from pegboard_toolkit.ledger import (
         LEDGER,
         NOT_READ,
@@ -57,13 +49,6 @@ if TYPE_CHECKING:
         ReadLedger,
         Staleness,
         file_digest,
-    )
-    from pegboard_toolkit.lines import (
-        Line,
-        LineIndex,
-        LineIndexCache,
-        build_index,
-        read_lines,
     )
     from pegboard_toolkit.nearby import (
         missing_file_message,
@@ -158,14 +143,6 @@ _EXPORTS = {
     "LocalProcess": "pegboard_toolkit.exec",
     "backend_for": "pegboard_toolkit.exec",
     "process_env": "pegboard_toolkit.exec",
-    "ImageError": "pegboard_toolkit.images",
-    "ImageLimits": "pegboard_toolkit.images",
-    "ImageLimitsError": "pegboard_toolkit.images",
-    "ProcessedImage": "pegboard_toolkit.images",
-    "fit_base64_image": "pegboard_toolkit.images",
-    "fit_result_images": "pegboard_toolkit.images",
-    "image_limits": "pegboard_toolkit.images",
-    "process_image": "pegboard_toolkit.images",
     "LEDGER": "pegboard_toolkit.ledger",
     "NOT_READ": "pegboard_toolkit.ledger",
     "PARTIAL_READ": "pegboard_toolkit.ledger",
@@ -174,11 +151,6 @@ _EXPORTS = {
     "ReadLedger": "pegboard_toolkit.ledger",
     "Staleness": "pegboard_toolkit.ledger",
     "file_digest": "pegboard_toolkit.ledger",
-    "Line": "pegboard_toolkit.lines",
-    "LineIndex": "pegboard_toolkit.lines",
-    "LineIndexCache": "pegboard_toolkit.lines",
-    "build_index": "pegboard_toolkit.lines",
-    "read_lines": "pegboard_toolkit.lines",
     "missing_file_message": "pegboard_toolkit.nearby",
     "near_match": "pegboard_toolkit.nearby",
     "BLOCKED_NAMES": "pegboard_toolkit.netguard",
@@ -253,20 +225,13 @@ __all__ = [
     "GuardPolicy",
     "HostLookupError",
     "Hunk",
-    "ImageError",
-    "ImageLimits",
-    "ImageLimitsError",
     "LedgerEntry",
-    "Line",
-    "LineIndex",
-    "LineIndexCache",
     "LocalBackend",
     "LocalProcess",
     "NetworkGuard",
     "NetworkRefused",
     "OutputCapture",
     "PinnedTransport",
-    "ProcessedImage",
     "ReadFilter",
     "ReadLedger",
     "Resolver",
@@ -284,7 +249,6 @@ __all__ = [
     "WalkTimeout",
     "apply_hunks",
     "backend_for",
-    "build_index",
     "choose_backend",
     "compile_glob",
     "config_value",
@@ -295,10 +259,7 @@ __all__ = [
     "encode",
     "file_digest",
     "find_ripgrep",
-    "fit_base64_image",
-    "fit_result_images",
     "format_hunks",
-    "image_limits",
     "is_binary",
     "is_public",
     "missing_file_message",
@@ -306,9 +267,7 @@ __all__ = [
     "non_public_reason",
     "patch_stats",
     "process_env",
-    "process_image",
     "read_bytes",
-    "read_lines",
     "read_text",
     "remove",
     "require_ripgrep",

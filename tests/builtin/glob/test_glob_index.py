@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pegboard_glob_index import FileIndex, FileIndexes, IndexUnavailable
 from pegboard_toolkit import compile_glob, walk_files
-from pegboard_toolkit.fileindex import FileIndex, FileIndexes, IndexUnavailable
 from tests.builtin.files import make_tree
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")

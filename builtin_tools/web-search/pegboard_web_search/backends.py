@@ -68,7 +68,7 @@ class Backends:
     warnings: list[str] = field(default_factory=list)
 
 
-BACKENDS: StashKey[Backends] = StashKey("pegboard_toolkit.websearch.backends")
+BACKENDS: StashKey[Backends] = StashKey("pegboard_web_search.backends")
 
 
 def collect_backends(pegboard: Pegboard) -> Backends:

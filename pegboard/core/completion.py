@@ -1,4 +1,6 @@
-"""Host services a tool asks for through first-result hooks: here, the small model (``complete``).
+"""Small-model completion: the ``complete`` first-result hook and how a tool asks it.
+
+(The services only the agent loop provides, such as asking the user, are in ``hostservices``.)
 
 A tool that wants "run this prompt over this text" builds a ``CompletionRequest`` and awaits
 ``request_completion(ctx, request)``. Whichever plugin answers the ``complete`` hook first

@@ -4,6 +4,9 @@ A project's ``.pegboard/settings*`` and ``.mcp.json`` can name commands (hook ha
 servers) that Pegboard would start on the user's machine. Those commands run only for
 projects the user has trusted (``pegboard trust``), or when ``PEGBOARD_TRUST_PROJECT=1`` is
 set for one process (automation, CI). Everything else in project config still applies.
+
+This is the implementation (the trusted-projects file and the check); plugins import the
+same names from the public ``pegboard.trust``.
 """
 
 from __future__ import annotations
