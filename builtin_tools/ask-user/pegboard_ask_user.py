@@ -147,6 +147,7 @@ def _normalise(answers: Any, data: AskUserQuestionInput) -> dict[str, Any]:
     name="AskUserQuestion",
     groups=["pegboard"],
     read_only=True,
+    asks_user=True,
     usage="Ask the user 1-4 multiple-choice questions when a choice is theirs to make.",
 )
 async def ask_user_question(input: AskUserQuestionInput, ctx: ToolContext) -> ToolResult:

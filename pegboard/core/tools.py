@@ -85,7 +85,7 @@ class ToolPermissions:
     def may_read(self, path: str | Path) -> bool:
         """``False`` when a ``Read(...)`` deny rule covers ``path`` (the answer Read itself would get)."""
         engine = self._engine()
-        return engine is None or engine.check("Read", {"file_path": str(path)}, None).decision != "deny"
+        return engine is None or engine.file_check("read", str(path)).decision != "deny"
 
     def may_list(self, path: str | Path) -> bool:
         """``False`` when a search must leave ``path`` out: ``may_read`` is ``False``, or the
@@ -99,7 +99,7 @@ class ToolPermissions:
     def may_write(self, path: str | Path) -> bool:
         """``False`` when an ``Edit(...)`` deny rule covers ``path``."""
         engine = self._engine()
-        return engine is None or engine.check("Edit", {"file_path": str(path)}, None).decision != "deny"
+        return engine is None or engine.file_check("write", str(path)).decision != "deny"
 
     def check(self, tool: str, tool_input: Mapping[str, Any]) -> Any:
         """The ``PermissionDecision`` a call of ``tool`` with ``tool_input`` would get here."""
@@ -248,6 +248,8 @@ class Tool:
     read or written, a command, a URL, a name); the permission engine judges those.
     ``path_fields`` name the input fields that hold paths: they are made absolute against
     the session's cwd before ``pre_tool_use`` hooks run, so hooks see absolute paths.
+    ``asks_user`` marks a tool whose whole job is to ask the user: ``dontAsk`` mode denies
+    it, as any prompt, unless an allow rule names it.
     ``server`` names the server a tool comes from (an MCP client sets it to the ``<server>``
     of ``mcp__<server>__<tool>``): the permission rule and the policy entry ``mcp__<server>``
     cover every tool that declares it, whatever the tool's name.
@@ -279,6 +281,7 @@ class Tool:
     permission_subjects: Callable[[Any], Subjects] | None = None
     path_fields: Sequence[str] = ()
     server: str | None = None
+    asks_user: bool = False
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)

@@ -61,8 +61,6 @@ from pegboard.core.tools import Tool, name_key
 
 MODES = PERMISSION_MODES
 _LISTS: tuple[RuleList, ...] = ("deny", "ask", "allow")
-#: Tools whose whole job is to ask the user: denied in dontAsk like any other prompt.
-_USER_INTERACTION_TOOLS = frozenset({"AskUserQuestion"})
 #: tools whose input-blind decision an engine keeps before it starts over
 _MAX_CONSTANT = 1024
 #: read-family decisions an engine keeps (by input and resolved paths) before it starts over
@@ -519,6 +517,18 @@ class PermissionEngine:
             return None
         return self._decision("deny", rule, f"{name} is denied by {rule.text}")
 
+    def file_head(self, which: str) -> str | None:
+        """The family whose path rules govern reading (``"read"``) or writing (``"write"``) files."""
+        return self._file_heads.get(which)
+
+    def file_check(self, which: str, path: str) -> PermissionDecision:
+        """The decision a call of the read (or write) file family on ``path`` gets: what a
+        tool that reads or writes files on behalf of another asks before it does."""
+        head = self._file_heads.get(which)
+        if head is None:
+            return self._decision("allow", None, f"no installed family holds the rules for {which}ing files")
+        return self.check(head, {"file_path": path}, None)
+
     def is_read_denied(self, path: str) -> bool:
         """Whether Read deny rules cover ``path`` (for tools that filter search results)."""
         try:
@@ -624,7 +634,7 @@ class PermissionEngine:
         return tool.specifier_matcher is None or not any(view.custom[lst] for lst in _LISTS)
 
     def _decide(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> PermissionDecision:
-        if name in _USER_INTERACTION_TOOLS and self.mode == "dontAsk" and view.bare["allow"] is None:
+        if tool is not None and tool.asks_user and self.mode == "dontAsk" and view.bare["allow"] is None:
             return self._decision("deny", None, f"dontAsk mode: {name} would ask the user, which this mode refuses")
 
         # 1. deny, 2. ask: bare and parameter rules

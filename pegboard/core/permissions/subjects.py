@@ -47,11 +47,12 @@ def check_call(
     other: list[PermissionDecision] = []
     for path in subjects.paths_written:
         own.append(engine.check(name, {**base, "file_path": path}, tool))
+    reads = engine.file_head("read")
     for path in subjects.paths_read:
-        if tool.family == "Read":
+        if tool.family == reads:
             own.append(engine.check(name, {**base, "file_path": path}, tool))
         else:
-            other.append(engine.check("Read", {"file_path": path}, None))
+            other.append(engine.file_check("read", path))
     if subjects.command is not None:
         own.append(engine.check(name, {**base, "command": subjects.command}, tool))
     for url in (subjects.url, *subjects.urls) if subjects.url is not None else subjects.urls:
