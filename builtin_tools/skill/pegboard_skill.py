@@ -181,18 +181,6 @@ def granted_rules(session: Session) -> list[str]:
     return [rule for rules in (session.state.get(ACTIVE) or {}).values() for rule in rules]
 
 
-def match_skill(specifier: str, tool_input: Any) -> bool:
-    """``Skill(name)`` matches that skill exactly; ``Skill(name *)`` that skill with any arguments;
-    ``*`` elsewhere matches any characters of the name."""
-    data = tool_input if isinstance(tool_input, dict) else {}
-    name = str(data.get("skill", "")).lstrip("/")
-    spec = specifier.strip()
-    if spec.endswith(" *"):
-        return name == spec[:-2].strip()
-    pattern = "^" + ".*".join(re.escape(part) for part in spec.split("*")) + "$"
-    return re.match(pattern, name) is not None
-
-
 class SkillInput(BaseModel):
     skill: str = Field(min_length=1, description="The skill's name, e.g. 'pdf' or 'review-pr'.")
     args: str | None = Field(default=None, description="Optional arguments for the skill.")
@@ -203,7 +191,6 @@ class SkillInput(BaseModel):
     groups=["skills", "pegboard"],
     requires_permission=True,
     read_only=True,
-    specifier_matcher=match_skill,
     usage="Load a skill by name when the task matches one of the available skills.",
 )
 async def skill_tool(input: SkillInput, ctx: ToolContext) -> ToolResult:

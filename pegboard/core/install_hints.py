@@ -22,7 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 #: what a tool distribution needs besides the kernel, and one tool to start with
-FIRST_TOOL = "libs/toolkit builtin_tools/read"
+FIRST_TOOL = "libs/toolkit plugins/permissions-paths builtin_tools/read"
 
 
 def install_from_clone(distribution: str, folder: str) -> str:

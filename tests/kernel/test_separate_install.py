@@ -109,7 +109,7 @@ def clone_of(folders: list[str], target: Path) -> Path:
 
 def test_the_readme_installs_the_kernel_then_one_tool(tmp_path: Path) -> None:
     installs = pip_installs()
-    assert installs[0] == [".", "libs/toolkit", "builtin_tools/grep"], installs
+    assert installs[0] == [".", "libs/toolkit", "plugins/permissions-paths", "builtin_tools/grep"], installs
     clone = clone_of([f for folders in installs for f in folders], (tmp_path / "clone"))
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
@@ -120,7 +120,7 @@ def test_the_readme_installs_the_kernel_then_one_tool(tmp_path: Path) -> None:
     venv.pip_install(["."])
     bare = venv.pegboard("tools", cwd=project)
     assert bare.returncode == 0 and no_tools_hint() in bare.stderr
-    assert "pip install libs/toolkit builtin_tools/read" in bare.stderr
+    assert "pip install libs/toolkit plugins/permissions-paths builtin_tools/read" in bare.stderr
     serve = venv.pegboard("serve", cwd=project)
     assert serve.returncode == 2
     assert "pegboard-mcp-server" in serve.stderr and "pip install plugins/mcp-server" in serve.stderr
@@ -143,7 +143,8 @@ def test_the_readme_installs_the_kernel_then_one_tool(tmp_path: Path) -> None:
 
 
 async def test_pegboard_serve_from_a_lone_install_answers_an_mcp_client(tmp_path: Path) -> None:
-    folders = [".", "libs/toolkit", "builtin_tools/grep", "plugins/mcp-server", "builtin_tools/skill"]
+    folders = [".", "libs/toolkit", "plugins/permissions-paths", "builtin_tools/grep", "plugins/mcp-server",
+               "builtin_tools/skill"]
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     project.mkdir()
@@ -184,7 +185,7 @@ def folder_by_readme_table(name: str) -> str:
     tail = name.removeprefix("pegboard-")
     if name == "pegboard-toolkit":
         return "libs/toolkit"
-    if tail.startswith(("profile-", "mcp-", "provider-")):
+    if tail.startswith(("profile-", "mcp-", "provider-", "permissions-")):
         return f"plugins/{tail}"
     return f"builtin_tools/{tail}"
 

@@ -84,6 +84,10 @@ class _View:
     path: dict[str, PathMatcher] = field(default_factory=dict)
     own: dict[str, Any] = field(default_factory=dict)
     custom: dict[str, list[tuple[Rule, str]]] = field(default_factory=dict)
+    #: the tool's family is declared but no installed plugin provides it (then ``unjudged``
+    #: holds its deny and ask rules with a specifier: they may apply to any call)
+    unprovided: str | None = None
+    unjudged: dict[str, list[Rule]] = field(default_factory=dict)
 
 
 def _rank(layer: ConfigLayer) -> int:
@@ -346,7 +350,7 @@ class PermissionEngine:
         return name_key(rule.target) in (name_key(name), name_key(family))
 
     def _interpret(self, rule: Rule, family: PermissionFamily | None, fields: frozenset[str] | None,
-                   tool: Tool | None, report: bool) -> list[tuple[str, Any]]:
+                   tool: Tool | None, report: bool, unprovided: str | None = None) -> list[tuple[str, Any]]:
         """How a rule's specifier reads for a family: bare / param / path / own / custom."""
         spec = rule.specifier
         lst = rule.lst
@@ -366,7 +370,18 @@ class PermissionEngine:
                 note(f"the {family.name} family cannot read it ({type(exc).__name__}: {exc}); "
                      + ("ignored" if lst == "allow" else "applied to every call"))
                 return [] if lst == "allow" else [("bare", None)]
-        # families no plugin provides, MCP and third-party tools
+        if unprovided is not None and not (tool is not None and tool.specifier_matcher is not None):
+            if param and fields and param[0] in fields and lst != "allow":
+                return [("param", param)]
+            if lst == "allow":
+                note(f"no installed plugin provides the {unprovided} family, so the rule is ignored until "
+                     "one does (pegboard plugins lists what is installed)")
+                return []
+            note(f"no installed plugin provides the {unprovided} family: the rule asks for every {rule.tool} "
+                 "call (denies in dontAsk and bypassPermissions) until one does (pegboard plugins lists what "
+                 "is installed)")
+            return [("unjudged", spec)]
+        # tools with a family of their own that takes no specifier, MCP and third-party tools
         if tool is not None and tool.specifier_matcher is not None:
             items: list[tuple[str, Any]] = [("custom", spec)]
             if param and lst != "allow" and fields and param[0] in fields:
@@ -405,7 +420,7 @@ class PermissionEngine:
             return cached
         fields = self.families.known_fields(name, tool)
         head = self.families.family(family)
-        v = _View(family=head)
+        v = _View(family=head, unprovided=None if head is not None else self._unprovided(name, family, tool))
         for lst in _LISTS:
             generous = lst != "allow"
             flags = re.IGNORECASE if generous else 0
@@ -414,6 +429,7 @@ class PermissionEngine:
             paths: list[tuple[str, object]] = []
             own: list[tuple[Rule, Any]] = []
             custom: list[tuple[Rule, str]] = []
+            unjudged: list[Rule] = []
             sources: list[tuple[Rule, PermissionFamily | None]] = [
                 (r, head) for r in self.rules[lst] if self._applies(r, name, family, tool)
             ]
@@ -426,7 +442,7 @@ class PermissionEngine:
                 sources += [(r, lender) for r in self.rules[lst]
                             if name_key(r.target) == name_key(other) and id(r) not in taken and r.specifier is not None]
             for r, reader in sources:
-                for what, data in self._interpret(r, reader, fields, tool, report):
+                for what, data in self._interpret(r, reader, fields, tool, report, v.unprovided):
                     if what == "bare":
                         if bare is None:
                             bare = r
@@ -440,22 +456,30 @@ class PermissionEngine:
                         own.append((r, data))
                     elif what == "custom":
                         custom.append((r, data))
+                    elif what == "unjudged":
+                        unjudged.append(r)
             v.bare[lst] = bare
             v.params[lst] = params
             v.path[lst] = PathMatcher(paths, ignore_case=generous or self.windows)
             v.own[lst] = head.compile(lst, own) if head is not None else own
             v.custom[lst] = custom
+            v.unjudged[lst] = unjudged
         self._views[key] = v
         return v
 
+    def _unprovided(self, name: str, family: str, tool: Tool | None) -> str | None:
+        """``family`` when a tool declares it (or the table names it for ``name``) and no
+        installed plugin provides it: its calls cannot be judged, so they fail closed."""
+        if self.families.registry.declared(family):
+            return None
+        declared = tool or self.families.installed(name)
+        if declared is not None:
+            return family if declared.permission_family == family else None
+        return family if family != name else None
+
     def _file_families(self) -> dict[str, str]:
         """The family heads whose path rules the path check uses, by ``read`` / ``write``."""
-        heads: dict[str, str] = {}
-        for name in self.families.registry.names():
-            found = self.families.family(name)
-            if found is not None and found.file_rules is not None:
-                heads.setdefault(found.file_rules, found.name)
-        return heads
+        return self.families.registry.file_heads()
 
     def _file_view(self, which: str) -> _View:
         head = self._file_heads.get(which)
@@ -629,7 +653,7 @@ class PermissionEngine:
         rules take no specifier (commands, paths, hosts and names do), no parameter rule to
         deny or ask, no specifier the tool's own matcher would judge. Its decision is then the
         same for every call in this engine (whose rules and mode are fixed)."""
-        if view.family is not None or view.params["deny"] or view.params["ask"]:
+        if view.family is not None or view.unprovided is not None or view.params["deny"] or view.params["ask"]:
             return False
         return tool.specifier_matcher is None or not any(view.custom[lst] for lst in _LISTS)
 
@@ -691,6 +715,18 @@ class PermissionEngine:
     # -- tools no family judges -------------------------------------------------------------
     def _other(self, view: _View, name: str, data: Mapping[str, Any], tool: Tool | None) -> Outcome:
         out = Outcome()
+        if view.unprovided is not None:
+            missing = (f"no installed plugin provides the {view.unprovided} family that judges {name} "
+                       "(pegboard plugins lists what is installed)")
+            for lst in ("deny", "ask"):
+                for r in view.unjudged.get(lst, ()):
+                    if self.mode == "bypassPermissions":
+                        out.note("deny", r, f"{missing}; {r.text} might apply, and bypassPermissions does not ask")
+                    else:
+                        out.might_apply(r, missing)
+            out.hard_ask = out.hard_ask or missing
+            out.unapproved = missing
+            return out
         if tool is not None and tool.specifier_matcher is not None:
             for lst in _LISTS:
                 for r, spec in view.custom[lst]:

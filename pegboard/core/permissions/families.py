@@ -159,22 +159,23 @@ class Families:
 
 
 def default_families() -> FamilyRegistry:
-    """The process's families: the built-in ones, then every ``pegboard.permission_families``
-    entry point (imported only when a rule or a call needs that family)."""
+    """The process's families: every ``pegboard.permission_families`` entry point, each
+    imported only when a rule or a call needs that family. The kernel ships none."""
     global _DEFAULT
     if _DEFAULT is None:
         from pegboard.core.entrypoints import entry_points
-        from pegboard.core.permissions.kernel_families import builtin_families
         from pegboard.core.selection import PluginSelection
 
         registry = FamilyRegistry()
-        for family in builtin_families():
-            registry.add(family)
         selection = PluginSelection.from_settings()
         for ep in entry_points(FAMILY_ENTRY_POINTS):
             if ep.name in registry.loaders or selection.blocked_reason(ep.dist_name, ep.name):
                 continue
             registry.loaders[ep.name] = ep.load
+        heads = {ep.value: ep.name for ep in entry_points(FAMILY_ENTRY_POINTS)}
+        for ep in entry_points(FILE_RULES_ENTRY_POINTS):
+            if ep.name in ("read", "write") and heads.get(ep.value) in registry.loaders:
+                registry.declared_file_rules.setdefault(ep.name, heads[ep.value])
         _DEFAULT = registry
     return _DEFAULT
 
@@ -182,6 +183,9 @@ def default_families() -> FamilyRegistry:
 _DEFAULT: FamilyRegistry | None = None
 #: Entry-point group of permission families: name = the family's head, value = ``module:Class``.
 FAMILY_ENTRY_POINTS = "pegboard.permission_families"
+#: Which of them hold the path rules for reading and writing files: name = ``read`` or
+#: ``write``, value = the same ``module:Class`` as the family's own entry point.
+FILE_RULES_ENTRY_POINTS = "pegboard.file_rules"
 
 #: What is known without an installed tool to ask: the families and the table alone.
 TABLE_ONLY = Families()

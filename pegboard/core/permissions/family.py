@@ -179,6 +179,9 @@ def parameter_reading(
     return [("param", param)]
 
 
+_FAMILY_MEMBERS = ("name", "asks", "fields", "tools", "file_rules", "borrows", "parse", "compile", "judge")
+
+
 @dataclass
 class FamilyRegistry:
     """The families the engine knows, by head name; ``loaders`` are entry points not imported
@@ -190,13 +193,17 @@ class FamilyRegistry:
     #: families this registry does not have come from here (the process's default ones)
     parent: FamilyRegistry | None = None
     owners: dict[str, str] = field(default_factory=dict)
+    #: ``read`` / ``write`` -> the head of a family not imported yet whose path rules the
+    #: path check uses (entry-point group ``pegboard.file_rules``)
+    declared_file_rules: dict[str, str] = field(default_factory=dict)
 
     def add(self, family: PermissionFamily, owner: str = "") -> None:
         """Add ``family`` (one registered here replaces the parent's of the same name)."""
         if not isinstance(family, PermissionFamily):
+            missing = [a for a in _FAMILY_MEMBERS if not hasattr(family, a)]
             raise TypeError(
-                f"register() takes a permission family (name, asks, fields, tools, file_rules, borrows, "
-                f"parse, compile, judge), got {type(family).__name__}"
+                f"register() takes a permission family; {type(family).__name__} lacks {', '.join(missing)} "
+                f"(a family has {', '.join(_FAMILY_MEMBERS)})"
             )
         if not isinstance(family.name, str) or not family.name:
             raise TypeError(f"a permission family needs a name, got {family.name!r}")
@@ -222,6 +229,16 @@ class FamilyRegistry:
                 self.problems.append(f"permission family {name!r} cannot load: {type(exc).__name__}: {exc}")
             found = self.families.get(name)
         return found
+
+    def file_heads(self) -> dict[str, str]:
+        """``read`` / ``write`` -> the family whose path rules govern reading or writing files,
+        known without importing a family that is not loaded yet."""
+        heads = dict(self.parent.file_heads()) if self.parent is not None else {}
+        heads.update(self.declared_file_rules)
+        for family in self.families.values():
+            if family.file_rules is not None:
+                heads[family.file_rules] = family.name
+        return heads
 
     def names(self) -> list[str]:
         mine = {*self.families, *self.loaders}

@@ -126,11 +126,15 @@ def test_without_skills_the_tool_is_unavailable_and_bad_skills_warn(tmp_path: Pa
     assert any("broken" in w for w in pb.warnings)
 
 
-def test_match_skill() -> None:
-    assert skills.match_skill("deploy", {"skill": "deploy"})
-    assert not skills.match_skill("deploy", {"skill": "deploy-prod"})
-    assert skills.match_skill("deploy *", {"skill": "deploy", "args": "x"})
-    assert skills.match_skill("dep*", {"skill": "deploy-prod"})
+def test_skill_rules_match_the_name_and_its_arguments(tmp_path: Path) -> None:
+    from pegboard import ConfigLayer, Pegboard
+
+    rules = {"allow": ["Skill(deploy)", "Skill(review *)"], "deny": ["Skill(dep*-prod)"]}
+    pb = Pegboard(cwd=tmp_path, layers=[ConfigLayer("code", {"permissions": rules}, root=tmp_path)])
+    decide = {call: pb.check("Skill", dict(call)).decision for call in (
+        (("skill", "deploy"),), (("skill", "deploy"), ("args", "x")), (("skill", "review"), ("args", "pr 12")),
+        (("skill", "deploy-prod"),), (("skill", "DEPLOY-PROD"),), (("skill", "other"),))}
+    assert list(decide.values()) == ["allow", "ask", "allow", "deny", "deny", "ask"]
 
 
 @given(st.lists(st.from_regex(r"[A-Za-z]{1,6}(\([a-z *]{0,8}\))?", fullmatch=True), min_size=1, max_size=4))

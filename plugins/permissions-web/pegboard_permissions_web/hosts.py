@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from pegboard.core.urls import InvalidUrlError, ParsedUrl, parse_url
+from pegboard import InvalidUrlError, ParsedUrl, parse_url
 
 #: Documentation hosts fetched without a prompt unless an explicit rule says otherwise.
 #: Exact hosts only: no user-content hosts (CVE-2026-54316 was a preapproved bare host
