@@ -4,7 +4,8 @@ Run: ``.venv/bin/python benchmarks/bench_permissions.py [--n N] [--old COMMIT]``
 
 Goals: p50 under 50 µs for a path decision (Read / Edit with path rules) and under 300 µs
 for a 5-part compound Bash command; and, measured in the same run, no more than 10% above
-the engine before the "deny means deny" work (commit ``d5f85d6``) for either workload.
+the engine of the commit that closed "deny means deny" (``f166c4d``, before the rule families
+moved into plugins) for either workload (``--baseline REV`` picks another).
 
 The old engine is loaded from git (``git show COMMIT:pegboard/core/permissions/*.py``) into
 a temporary package beside the current kernel, so both run on the same interpreter, config
@@ -50,7 +51,7 @@ from pegboard_permissions_shell import bashparse, commands, effects
 PATH_GOAL_US = 50.0
 BASH_GOAL_US = 300.0
 MAX_RATIO = 1.10
-OLD_COMMIT = "d5f85d6"
+OLD_COMMIT = "f166c4d"  # the commit that closed "deny means deny": answers and speed are compared to it
 REPO = Path(__file__).resolve().parents[1]
 #: The current engine's per-call caches (the old engine had none).
 CALL_CACHES = (bashparse._parse_cached, effects._cached_effects, commands._generic_effects)
@@ -143,7 +144,7 @@ def old_call_caches() -> Callable[[], None]:
     """Clears the old engine's caches of the same names, where it has them."""
     found = []
     for cached in CALL_CACHES:
-        module = sys.modules.get(cached.__module__.replace("pegboard.core.permissions", "_old_permissions"))
+        module = sys.modules.get(cached.__module__.replace("pegboard_permissions_shell", "_old_permissions"))
         old = getattr(module, cached.__name__, None)
         if old is not None and hasattr(old, "cache_clear"):
             found.append(old)
@@ -229,7 +230,8 @@ def link_rows(n: int) -> list[tuple[str, list[float]]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=3000, help="decisions per workload")
-    parser.add_argument("--old", default=OLD_COMMIT, help="the commit whose engine is the baseline")
+    parser.add_argument("--baseline", "--old", dest="old", default=OLD_COMMIT,
+                        help="the commit whose engine is the baseline (default: the one that closed 'deny means deny')")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
