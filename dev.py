@@ -5,6 +5,8 @@
                                  the tool set an agent gets from the embedded default config)
     python3 dev.py test      set up .venv and run ruff, mypy, the import contract and pytest (what CI runs)
     python3 dev.py setup     only set up .venv
+    python3 dev.py declarations  regenerate every plugin module's declaration file (what it registers,
+                             read at start-up instead of importing it; see docs/plugin-authors.md)
     python3 dev.py imports   check the import contract: nothing outside pegboard/ imports pegboard.core,
                              and a distribution imports another of ours only if it declares it
 
@@ -152,6 +154,24 @@ def dependency_violations(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def declared_modules(root: Path = ROOT) -> list[tuple[Path, str]]:
+    """``(distribution folder, module)`` for every entry point in group ``pegboard`` of the
+    distributions besides the kernel that names a module (not ``module:attr``)."""
+    found: list[tuple[Path, str]] = []
+    for dist in local_distributions(root)[1:]:
+        project = tomllib.loads((dist / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+        for value in project.get("entry-points", {}).get("pegboard", {}).values():
+            if ":" not in value:
+                found.append((dist, value.strip()))
+    return found
+
+
+def write_declarations() -> int:
+    modules = [module for _dist, module in declared_modules()]
+    say(f"writing the declarations of {len(modules)} plugin modules")
+    return subprocess.call([PY, "-m", "pegboard.core.declarations", "write", *modules], cwd=ROOT)
+
+
 def check_import_contract() -> int:
     problems = import_contract_violations()
     for problem in problems:
@@ -280,12 +300,14 @@ def main(argv: list[str]) -> int:
     command = argv[1] if len(argv) > 1 else "start"
     if command == "imports":
         return check_import_contract()
-    if command not in {"setup", "start", "test"}:
+    if command not in {"setup", "start", "test", "declarations"}:
         print(__doc__)
         return 2
     setup(force=command == "setup")
     if command in {"setup", "test"}:
         ensure_bubblewrap()
+    if command == "declarations":
+        return write_declarations()
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     if command == "start":
         say("running pegboard " + " ".join(argv[2:] or ["tools"]))

@@ -20,7 +20,7 @@ from pegboard.core.plugins import PluginInfo, PluginLoader, PluginSelection, new
 from pegboard.core.policy import PolicyCatalog, PolicyResult, PolicyTool, ToolDecision, resolve_policy
 from pegboard.core.prepared import PreparedCall
 from pegboard.core.projection import secret_values
-from pegboard.core.registry import Registry
+from pegboard.core.registry import Registry, ToolEntry
 from pegboard.core.results import ToolResult
 from pegboard.core.session import (
     OPENED_CWD,
@@ -114,8 +114,8 @@ class Pegboard:
         self._closed = False
         self.deferred = DeferredTools(self._memory_session)
         self._policy_cache: dict[tuple[Any, ...], PolicyResult] = {}
-        self._registered_cache: tuple[int, Sequence[Tool]] = (-1, ())
-        self._availability: tuple[int, tuple[str | None, ...], dict[int, int]] = (-1, (), {})
+        self._registered_cache: tuple[tuple[int, int], Sequence[ToolEntry]] = ((-1, -1), ())
+        self._availability: tuple[int, tuple[str | None, ...], dict[str, int]] = (-1, (), {})
         self._call_set_cache: dict[int, tuple[PolicyResult, set[str], dict[str, str]]] = {}
         self._announce_ready()
 
@@ -331,16 +331,18 @@ class Pegboard:
         registered = self._registered()
         return self._described(registered, tuple(t.unavailable_reason() for t in registered))
 
-    def _registered(self) -> Sequence[Tool]:
-        """The registered tools in catalog order, sorted once per state of the registry."""
+    def _registered(self) -> Sequence[ToolEntry]:
+        """The registered and declared tools in catalog order, sorted once per state of the
+        registry; a declared tool's plugin is not imported for this."""
+        key = (self.registry.version, self.registry.loads)
         version, tools = self._registered_cache
-        if version != self.registry.version:
-            tools = tuple(self.registry.sorted_tools())
-            self._registered_cache = (self.registry.version, tools)
+        if version != key:
+            tools = tuple(self.registry.sorted_entries())
+            self._registered_cache = (key, tools)
         return tools
 
     @staticmethod
-    def _described(registered: Sequence[Tool], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
+    def _described(registered: Sequence[ToolEntry], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
         return [
             PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason, t.server)
             for t, reason in zip(registered, unavailable, strict=True)
@@ -382,15 +384,15 @@ class Pegboard:
             registered, self._check_availability(registered), agent, provider, model, profile, subagent
         )
 
-    def _check_availability(self, registered: Sequence[Tool]) -> tuple[str | None, ...]:
+    def _check_availability(self, registered: Sequence[ToolEntry]) -> tuple[str | None, ...]:
         """Every registered tool's availability, checked now and kept for :meth:`_call_policy`."""
         unavailable = tuple(t.unavailable_reason() for t in registered)
-        self._availability = (self.registry.version, unavailable, {id(t): i for i, t in enumerate(registered)})
+        self._availability = (self.registry.version, unavailable, {t.name: i for i, t in enumerate(registered)})
         return unavailable
 
     def _call_availability(
         self, name: Any
-    ) -> tuple[Sequence[Tool], tuple[str | None, ...], tuple[Tool, str | None] | None]:
+    ) -> tuple[Sequence[ToolEntry], tuple[str | None, ...], tuple[Tool, str | None] | None]:
         """The availability a call is authorized against: the last full check, kept while the
         registry is unchanged and the called tool's own answer (available or not) still agrees
         with it; otherwise every tool is checked again. Only the called tool's availability
@@ -402,19 +404,19 @@ class Pegboard:
         if version != self.registry.version:
             unavailable = self._check_availability(registered)
             position = self._availability[2]
-            i = position.get(id(tool)) if tool is not None else None
+            i = position.get(tool.name) if tool is not None else None
             return registered, unavailable, (tool, unavailable[i]) if tool is not None and i is not None else None
         if tool is None:
             return registered, unavailable, None
         reason = tool.unavailable_reason()
-        i = position.get(id(tool))
+        i = position.get(tool.name)
         if i is None or (reason is None) != (unavailable[i] is None):
             return registered, self._check_availability(registered), (tool, reason)
         return registered, unavailable, (tool, reason)
 
     def _resolved(
         self,
-        registered: Sequence[Tool],
+        registered: Sequence[ToolEntry],
         unavailable: tuple[str | None, ...],
         agent: str | None,
         provider: str | None,

@@ -309,7 +309,7 @@ class CallPipeline:
     def _unknown(self, name: object, enabled: set[str] | None) -> ToolResult:
         if isinstance(name, str) and (pending := self.pending_reason(name)):
             return ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {name!r} is not available yet: {pending}")
-        known = ", ".join(sorted(enabled if enabled is not None else self.registry.tools)[:40])
+        known = ", ".join(sorted(enabled if enabled is not None else self.registry.names())[:40])
         failed = [p.name for p in self.plugins if p.status == "failed"]
         also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""
         message = f"Unknown tool {name!r}. Available tools: {known or '(none)'}{also}"
@@ -572,7 +572,8 @@ class CallPipeline:
         """The registered tools that page through stored results, per state of the tool set."""
         version, found = self._readers
         if version != self.registry.version:
-            found = [t for t in self.registry.tools.values() if t.reads_results]
+            names = [t.name for t in self.registry.sorted_entries() if t.reads_results]
+            found = [t for n in names if (t := self.registry.find(n)) is not None]
             self._readers = (self.registry.version, found)
         return found
 

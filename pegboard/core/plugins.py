@@ -8,8 +8,9 @@ registered is kept, and every other plugin loads.
 
 from __future__ import annotations
 
+import functools
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,8 +20,10 @@ from pegboard import hookspecs
 from pegboard.core import outputcache
 from pegboard.core.awaitables import resolve_sync
 from pegboard.core.markers import PROJECT_NAME
-from pegboard.core.registry import Registry
+from pegboard.core.providers import ProviderPolicy
+from pegboard.core.registry import DeclaredTool, Registry
 from pegboard.core.selection import PluginSelection
+from pegboard.core.tools import Profile, Tool
 
 ENTRY_POINT_GROUP = "pegboard"
 REGISTRATION_HOOKS = (
@@ -139,6 +142,8 @@ class PluginLoader:
         self.registry = registry
         self.selection = selection
         self.infos: list[PluginInfo] = []
+        #: declared plugins not imported yet, by name
+        self._pending: dict[str, tuple[PluginInfo, Any]] = {}
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
         for ep in entry_points() if eps is None else eps:
@@ -148,14 +153,103 @@ class PluginLoader:
             if reason := self.selection.blocked_reason(ep.name, dist):
                 info.status, info.error = "blocked", reason
                 continue
-            try:
-                obj = ep.load()
-            except BaseException as exc:
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                self._fail(info, f"cannot import {ep.value}: {_error_text(exc)}")
+            if self._declare(info, ep):
                 continue
-            self._register(info, obj)
+            self._load(info, ep)
+
+    def _load(self, info: PluginInfo, ep: Any) -> None:
+        try:
+            obj = ep.load()
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            self._fail(info, f"cannot import {ep.value}: {_error_text(exc)}")
+            return
+        self._register(info, obj)
+
+    def _declare(self, info: PluginInfo, ep: Any) -> bool:
+        """Register what ``ep``'s declaration file declares, leaving its module unimported;
+        ``False`` (nothing registered) when it has no usable declaration."""
+        from pegboard.core.declarations import read_declaration
+
+        declaration = read_declaration(ep.value)
+        if declaration is None or not declaration.lazy:
+            return False
+        owner = info.name
+        registry = self.registry
+        try:
+            for t in declaration.tools:
+                registry.add_declared_tool(DeclaredTool(
+                    name=t["name"], owner=owner, load=functools.partial(self._declared_tool, owner, t["name"]),
+                    aliases=tuple(t.get("aliases", ())), groups=tuple(t.get("groups", ())),
+                    optional=bool(t.get("optional")), server=t.get("server"),
+                    permission_family=t.get("permission_family"), has_availability=bool(t.get("availability")),
+                    deferred=bool(t.get("deferred")), loads_deferred=bool(t.get("loads_deferred")),
+                    reads_results=bool(t.get("reads_results")),
+                ))
+            for g in declaration.groups:
+                registry.add_group(g["name"], g["members"], g.get("description", ""), owner=owner)
+            for p in declaration.profiles:
+                registry.add_profile(Profile(p["name"], p.get("allow"), p.get("description", "")), owner)
+            for pol in declaration.provider_policies:
+                registry.add_provider_policy(self._declared_policy(pol, owner), owner)
+        except Exception as exc:
+            registry.remove_owner(owner)
+            self._fail(info, f"{declaration.path}: {_error_text(exc)}")
+            return True
+        info.hooks = sorted(declaration.hooks)
+        self._pending[owner] = (info, ep)
+        registry.materialize = self.materialize
+        return True
+
+    def _declared_policy(self, data: Mapping[str, Any], owner: str) -> ProviderPolicy:
+        """A provider policy from its declaration; its schema hooks import the plugin and ask
+        the real policy that replaced this one."""
+        name = data["name"]
+
+        def real() -> ProviderPolicy | None:
+            self.materialize(owner)
+            return next((p for p in self.registry.provider_policies
+                         if p.name == name and getattr(p, "_owner", None) == owner), None)
+
+        def transform(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            policy = real()
+            return policy.transform_schema(definitions) if policy and policy.transform_schema else definitions
+
+        def explain(definitions: list[dict[str, Any]]) -> list[str]:
+            policy = real()
+            return policy.explain_schema(definitions) if policy and policy.explain_schema else []
+
+        return ProviderPolicy(
+            name=name,
+            providers=tuple(data["providers"]),
+            remove=dict(data.get("remove", {})),
+            exclusive=tuple(data.get("exclusive", ())),
+            exclusive_unless=dict(data.get("exclusive_unless", {})),
+            transform_schema=transform if data.get("transform_schema") else None,
+            explain_schema=explain if data.get("explain_schema") else None,
+            description=data.get("description", ""),
+        )
+
+    def _declared_tool(self, owner: str, name: str) -> Tool | None:
+        self.materialize(owner)
+        return self.registry.tools.get(name)
+
+    def materialize(self, owner: str) -> None:
+        """Import the declared plugin ``owner`` and register its real objects in place of the
+        declared ones (once; a plugin already imported is left alone)."""
+        pending = self._pending.pop(owner, None)
+        if pending is None:
+            return
+        info, ep = pending
+        registry = self.registry
+        version = registry.version
+        registry.forget_declared(owner)
+        self._load(info, ep)
+        if info.status == "loaded":
+            registry.version = version  # the same set as declared: nothing changed for a host
+        else:
+            registry.remove_owner(owner)
 
     def load_objects(self, objects: Iterable[object]) -> None:
         taken = {i.name for i in self.infos}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pegboard.core.permissions.families import default_families
@@ -14,6 +14,43 @@ from pegboard.core.tools import Profile, Tool, ToolDefinitionError, name_key, va
 
 class RegistrationConflict(ToolDefinitionError):
     """Two plugins claim the same tool name, alias or profile; neither wins."""
+
+
+@dataclass(eq=False)
+class DeclaredTool:
+    """A tool a plugin declared without being imported (``pegboard.core.declarations``): what
+    policy needs to know of it. ``load()`` imports its plugin and returns the real ``Tool``."""
+
+    name: str
+    owner: str
+    load: Callable[[], Tool | None]
+    aliases: Sequence[str] = ()
+    groups: Sequence[str] = ()
+    optional: bool = False
+    server: str | None = None
+    permission_family: str | None = None
+    has_availability: bool = False
+    deferred: bool = False
+    loads_deferred: bool = False
+    reads_results: bool = False
+
+    @property
+    def family(self) -> str:
+        return self.permission_family or self.name
+
+    def unavailable_reason(self) -> str | None:
+        """``None`` for a tool without an availability check; otherwise the real tool's answer
+        (its plugin is imported to ask)."""
+        if not self.has_availability:
+            return None
+        tool = self.load()
+        if tool is None:
+            return f"plugin {self.owner} did not register {self.name} (see pegboard plugins)"
+        return tool.unavailable_reason()
+
+
+#: What the catalog lists: a real tool or a declared one.
+ToolEntry = Tool | DeclaredTool
 
 
 @dataclass
@@ -30,6 +67,11 @@ class Registry:
     """Everything the plugins registered. Names are looked up case- and separator-insensitively."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
+    #: tools declared by plugins not imported yet; ``find`` imports the plugin (``materialize``)
+    declared: dict[str, DeclaredTool] = field(default_factory=dict)
+    materialize: Callable[[str], None] | None = None
+    #: grows whenever a declared plugin is imported (the set of tools stays the same)
+    loads: int = 0
     tool_owner: dict[str, str] = field(default_factory=dict)
     groups: dict[str, Group] = field(default_factory=dict)
     profiles: dict[str, Profile] = field(default_factory=dict)
@@ -71,6 +113,42 @@ class Registry:
         for group in tool.groups:
             self.add_group(group, [tool.name], owner=owner)
 
+    def add_declared_tool(self, tool: DeclaredTool) -> None:
+        """Register a declared tool: its names are taken as a real tool's would be."""
+        owner = tool.owner
+        for label in (tool.name, *tool.aliases):
+            validate_tool_name(label)
+            key = name_key(label)
+            if key in self._keys:
+                other = self._key_owner[key]
+                raise RegistrationConflict(
+                    f"tool name {label!r} from plugin {owner!r} collides with tool "
+                    f"{self._keys[key]!r} from plugin {other!r}; rename one or disable a plugin"
+                )
+        self.declared[tool.name] = tool
+        self.tool_owner[tool.name] = owner
+        self.version += 1
+        for label in (tool.name, *tool.aliases):
+            self._keys[name_key(label)] = tool.name
+            self._key_owner[name_key(label)] = owner
+        for group in tool.groups:
+            self.add_group(group, [tool.name], owner=owner)
+
+    def forget_declared(self, owner: str) -> None:
+        """Drop what ``owner`` declared before its plugin registers the real objects (groups
+        stay: registering them again changes nothing). The version stays: the set is the same."""
+        for name in [n for n, t in self.declared.items() if t.owner == owner]:
+            del self.declared[name]
+            del self.tool_owner[name]
+        for key in [k for k, o in self._key_owner.items() if o == owner]:
+            del self._keys[key]
+            del self._key_owner[key]
+        for name in [n for n, o in self.profile_owner.items() if o == owner]:
+            del self.profiles[name]
+            del self.profile_owner[name]
+        self.provider_policies = [p for p in self.provider_policies if getattr(p, "_owner", None) != owner]
+        self.loads += 1
+
     def add_permission_family(self, family: PermissionFamily, owner: str) -> None:
         self.version += 1
         self.permission_families.add(family, owner)
@@ -80,7 +158,8 @@ class Registry:
         """Forget everything ``owner`` registered (a plugin that failed half-way)."""
         self.version += 1
         for name in [n for n, o in self.tool_owner.items() if o == owner]:
-            del self.tools[name]
+            self.tools.pop(name, None)
+            self.declared.pop(name, None)
             del self.tool_owner[name]
         for key in [k for k, o in self._key_owner.items() if o == owner]:
             del self._keys[key]
@@ -103,7 +182,35 @@ class Registry:
         if exact is not None:  # a registered name is its own key's only tool
             return exact
         canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
-        return self.tools.get(canonical) if canonical else None
+        if canonical is None:
+            return None
+        found = self.tools.get(canonical)
+        if found is None and (declared := self.declared.get(canonical)) is not None and self.materialize:
+            self.materialize(declared.owner)
+            found = self.tools.get(canonical)
+        return found
+
+    def entry(self, name: str) -> ToolEntry | None:
+        """The tool or declared tool called ``name`` (or an alias), importing nothing."""
+        canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
+        if canonical is None:
+            return None
+        return self.tools.get(canonical) or self.declared.get(canonical)
+
+    def names(self) -> list[str]:
+        """Every registered or declared tool name."""
+        return [*self.tools, *self.declared]
+
+    def sorted_entries(self) -> Sequence[ToolEntry]:
+        """Registered and declared tools in catalog order, importing nothing."""
+        every: dict[str, ToolEntry] = {**self.declared, **self.tools}
+        return [every[n] for n in sorted(every, key=str.casefold)]
+
+    def materialize_all(self) -> None:
+        """Import every plugin that only declared its tools."""
+        for owner in {t.owner for t in self.declared.values()}:
+            if self.materialize is not None:
+                self.materialize(owner)
 
     def add_group(self, name: str, members: Iterable[str], description: str = "", *, owner: str) -> None:
         self.version += 1
@@ -165,4 +272,6 @@ class Registry:
         return {name: list(g.members) for name, g in self.groups.items()}
 
     def sorted_tools(self) -> Sequence[Tool]:
+        """Every registered tool as a real ``Tool`` (declared plugins are imported)."""
+        self.materialize_all()
         return [self.tools[n] for n in sorted(self.tools, key=str.casefold)]

@@ -55,7 +55,7 @@ def _check_input(pb: Any, tool_name: str, tool_input: dict[str, Any] | None) -> 
     if known is None:
         from pegboard.core.permissions.families import TABLE_ONLY
 
-        names = sorted(t.name for t in pb.registry.sorted_tools())
+        names = sorted(t.name for t in pb.registry.sorted_entries())
         near = _near(tool_name, sorted({*names, *TABLE_ONLY.known_names()}))
         fail(
             f"unknown tool {tool_name!r}{near}; it is neither installed nor a tool the "

@@ -1,0 +1,209 @@
+"""Declarations: what a plugin module registers, written down so that it need not be imported.
+
+A plugin module ``pegboard_x`` may ship a JSON file beside it (``pegboard_x.pegboard.json``
+next to ``pegboard_x.py``; ``pegboard.json`` inside a package ``pegboard_x/``) that lists the
+hooks it implements and the tools, groups, profiles and provider policies its registration
+hooks register. When every hook it implements is a declarable registration hook
+(:data:`DECLARABLE_HOOKS`), the loader registers the declared entries and imports the module
+only when something needs a real object: a tool is called, its definition rendered, its
+availability checked, a provider's schema transform applied.
+
+The files are generated from the code (``python -m pegboard.core.declarations write MODULE...``,
+which ``python3 dev.py declarations`` runs) and a test checks that each one equals what its
+module registers. A module without a file, or with one this version cannot read, is imported
+at start-up as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The version of the file format this kernel reads and writes.
+FORMAT = 1
+
+#: Hooks whose effect a declaration describes completely: a module implementing only these
+#: is imported on demand. Any other hook (``pegboard_ready``, ``pre_tool_use``, a config
+#: section) makes the module load at start-up, declaration or not.
+DECLARABLE_HOOKS = frozenset({"register_tools", "register_groups", "register_profiles", "register_provider_policies"})
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A parsed declaration file."""
+
+    module: str
+    hooks: tuple[str, ...]
+    tools: tuple[Mapping[str, Any], ...] = ()
+    groups: tuple[Mapping[str, Any], ...] = ()
+    profiles: tuple[Mapping[str, Any], ...] = ()
+    provider_policies: tuple[Mapping[str, Any], ...] = ()
+    path: str = field(default="", compare=False)
+
+    @property
+    def lazy(self) -> bool:
+        """True when every hook the module implements is described by the declaration."""
+        return set(self.hooks) <= DECLARABLE_HOOKS
+
+
+def _module_location(module: str, path: list[str] | None = None) -> tuple[str, bool] | None:
+    """Where ``module`` (dotted) would be imported from, found without importing anything:
+    ``(file or package directory, is_package)``; ``None`` when it cannot be found this way."""
+    parts = module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return None
+    search = sys.path if path is None else path
+    for entry in search:
+        base = os.path.join(entry or ".", *parts[:-1])
+        leaf = os.path.join(base, parts[-1])
+        if os.path.isfile(os.path.join(leaf, "__init__.py")):
+            return leaf, True
+        if os.path.isfile(leaf + ".py"):
+            return leaf + ".py", False
+    return None
+
+
+def declaration_path(module: str, path: list[str] | None = None) -> str | None:
+    """The file that declares ``module`` (which may not exist), or ``None`` when the module is
+    not a plain file or package on the path."""
+    found = _module_location(module, path)
+    if found is None:
+        return None
+    where, package = found
+    return os.path.join(where, "pegboard.json") if package else where[: -len(".py")] + ".pegboard.json"
+
+
+def read_declaration(value: str, path: list[str] | None = None) -> Declaration | None:
+    """The declaration of the entry point ``value`` (``module``; an ``module:attr`` entry point
+    has none), or ``None`` when there is no readable file of this format for it."""
+    module = value.strip()
+    if ":" in module:
+        return None
+    file = declaration_path(module, path)
+    if file is None:
+        return None
+    try:
+        with open(file, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("module") != module:
+        return None
+    try:
+        return Declaration(
+            module=module,
+            hooks=tuple(data["hooks"]),
+            tools=tuple(data.get("tools", ())),
+            groups=tuple(data.get("groups", ())),
+            profiles=tuple(data.get("profiles", ())),
+            provider_policies=tuple(data.get("provider_policies", ())),
+            path=file,
+        )
+    except (KeyError, TypeError):
+        return None
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _tool_entry(tool: Any) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "aliases": list(tool.aliases),
+        "groups": list(tool.groups),
+        "optional": tool.optional,
+        "server": tool.server,
+        "permission_family": tool.permission_family,
+        "availability": tool.availability is not None,
+        "deferred": tool.deferred,
+        "loads_deferred": tool.loads_deferred,
+        "reads_results": tool.reads_results,
+    }
+
+
+def _policy_entry(policy: Any) -> dict[str, Any]:
+    return {
+        "name": policy.name,
+        "providers": list(policy.providers),
+        "remove": dict(policy.remove),
+        "exclusive": list(policy.exclusive),
+        "exclusive_unless": dict(policy.exclusive_unless),
+        "description": policy.description,
+        "transform_schema": policy.transform_schema is not None,
+        "explain_schema": policy.explain_schema is not None,
+    }
+
+
+def declare(module: str) -> dict[str, Any]:
+    """Import ``module``, run its registration hooks and return its declaration as data."""
+    import importlib
+
+    from pegboard.core.awaitables import resolve_sync
+    from pegboard.core.plugins import REGISTRATION_HOOKS, new_plugin_manager
+
+    obj = importlib.import_module(module)
+    pm = new_plugin_manager()
+    pm.register(obj, name=module)
+    hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or [])
+    out: dict[str, Any] = {"format": FORMAT, "module": module, "hooks": hooks,
+                           "tools": [], "groups": [], "profiles": [], "provider_policies": []}
+    callbacks: dict[str, Callable[..., None]] = {
+        "register_tools": lambda tool: out["tools"].append(_tool_entry(tool)),
+        "register_groups": lambda name, members, description="": out["groups"].append(
+            {"name": name, "members": list(members), "description": description}
+        ),
+        "register_profiles": lambda profile: out["profiles"].append(
+            {"name": profile.name, "allow": None if profile.allow is None else list(profile.allow),
+             "description": profile.description}
+        ),
+        "register_provider_policies": lambda policy: out["provider_policies"].append(_policy_entry(policy)),
+        "register_config_sections": lambda section: None,
+        "register_permission_families": lambda family: None,
+    }
+    for hook_name in REGISTRATION_HOOKS:
+        for impl in getattr(pm.hook, hook_name).get_hookimpls():
+            if impl.plugin is obj and "register" in impl.argnames:
+                resolve_sync(impl.function(register=callbacks[hook_name]))
+    return out
+
+
+def render(data: Mapping[str, Any]) -> str:
+    """The file's text: stable, one key per line, ending in a newline."""
+    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """``write MODULE...``: (re)generate each module's declaration file;
+    ``check MODULE...``: exit 1 naming every file that differs from its module."""
+    if len(argv) < 2 or argv[0] not in {"write", "check"}:
+        print("usage: python -m pegboard.core.declarations write|check MODULE...", file=sys.stderr)
+        return 2
+    stale = 0
+    for module in argv[1:]:
+        file = declaration_path(module)
+        if file is None:
+            print(f"{module}: not a module file or package on sys.path; no declaration", file=sys.stderr)
+            stale += 1
+            continue
+        text = render(declare(module))
+        try:
+            with open(file, encoding="utf-8") as fh:
+                current = fh.read()
+        except OSError:
+            current = None
+        if current == text:
+            continue
+        if argv[0] == "write":
+            with open(file, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            print(f"wrote {file}")
+        else:
+            print(f"{file} is out of date; run python3 dev.py declarations", file=sys.stderr)
+            stale += 1
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
