@@ -54,7 +54,8 @@ def main() -> int:
             for mode in MODES:
                 new = PermissionEngine([layer], cwd=cwd, additional_dirs=dirs, mode=mode, home=HOME, tools=find)
                 old = old_cls([layer], cwd=cwd, additional_dirs=dirs, mode=mode, home=HOME, tools=find)
-                got, want = answer(new, case["tool"], case["input"], find), answer(old, case["tool"], case["input"], find)
+                tool, data = case["tool"], case["input"]
+                got, want = answer(new, tool, data, find), answer(old, tool, data, find)
                 asked += 1
                 if got != want:
                     differences.append(f"{case['id']} [{mode}]: {want} -> {got}")

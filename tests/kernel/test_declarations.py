@@ -130,8 +130,6 @@ def test_pegboard_call_imports_no_other_declared_tool(tool: str, tmp_path: Path)
     assert imported & others == set()
 
 
-@pytest.mark.xfail(strict=True, reason="the permission engine builds its Edit-rule view from the real Edit "
-                   "tool's input fields (core/permissions/families.py known_fields)")
 def test_pegboard_call_read_imports_no_edit(tmp_path: Path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("hi\n")
@@ -139,8 +137,6 @@ def test_pegboard_call_read_imports_no_edit(tmp_path: Path) -> None:
     assert "pegboard_edit" not in imported
 
 
-@pytest.mark.xfail(strict=True, reason="the permission engine loads every permission family to find the "
-                   "file-rule heads (core/permissions/engine.py _file_families)")
 def test_pegboard_call_edit_imports_no_shell_analysis(tmp_path: Path) -> None:
     target = tmp_path / "a.txt"
     target.write_text("hi\n")

@@ -271,6 +271,10 @@ _PIECE = st.sampled_from(["a", "b", "/", ".", "x", ",", "{", "}", "1..3", "c..a"
 @example("{1..3a},}")
 @example("{a..}x,y}")
 @example("{1..3}x,}")
+@example("{1..3{1..3}}")
+@example("{1..3{a,b}}")
+@example("{x{a,b}}")
+@example("x{1..2{a,b}}y")
 def test_brace_expansion_agrees_with_bash(word: str) -> None:
     import subprocess
 

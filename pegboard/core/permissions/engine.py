@@ -412,14 +412,18 @@ class PermissionEngine:
         self._regex_cache[key] = rx
         return rx
 
-    def _view(self, name: str, family: str, tool: Tool | None, report: bool = False) -> _View:
+    def _view(self, name: str, family: str, tool: Tool | None, report: bool = False,
+              head_only: bool = False) -> _View:
         key = (name, family, id(tool.specifier_matcher) if tool and tool.specifier_matcher else None,
-               id(tool.input_model) if tool else None, tool.server if tool else None, tool is None)
+               id(tool.input_model) if tool else None, tool.server if tool else None, tool is None, head_only)
         cached = self._views.get(key)
         if cached is not None:
             return cached
-        fields = self.families.known_fields(name, tool)
         head = self.families.family(family)
+        if head_only:  # the family's own head, as the path check uses it: its fields, no tool to load
+            fields: frozenset[str] | None = frozenset(head.fields) if head is not None and head.fields else None
+        else:
+            fields = self.families.known_fields(name, tool)
         v = _View(family=head, unprovided=None if head is not None else self._unprovided(name, family, tool))
         for lst in _LISTS:
             generous = lst != "allow"
@@ -483,7 +487,7 @@ class PermissionEngine:
 
     def _file_view(self, which: str) -> _View:
         head = self._file_heads.get(which)
-        return self._view(head, head, None) if head is not None else _View(
+        return self._view(head, head, None, head_only=True) if head is not None else _View(
             path={lst: PathMatcher([], ignore_case=True) for lst in _LISTS})
 
     def _precompile(self) -> None:

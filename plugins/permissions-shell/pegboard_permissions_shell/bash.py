@@ -339,31 +339,37 @@ def brace_expand(word: str, limit: int = 64) -> list[str] | None:
     """The words bash makes of ``word`` by brace expansion (``a{b,c}`` -> ``ab ac``,
     ``{1..3}``), in order; None when there would be more than ``limit``.
 
-    As bash does, the first ``{`` that opens a brace expression (a matching ``}`` with a
-    top-level comma or a sequence) wins; one that does not (``{{,}``, ``a{b{c,d}e}``) is
-    plain text and the search goes on from the next ``{``. The text before the expression is
-    kept as it is, each alternative and the text after it are expanded in turn."""
+    As bash 5 does: the first ``{`` whose matching ``}`` follows a top-level comma or ``..``
+    opens an expression. Its body is a list when a comma appears anywhere in it (split at the
+    top-level commas, so ``{1..3{a,b}}`` is the one alternative ``1..3{a,b}``), else a
+    sequence; a body that is neither stays as written, braces and all (``{1..3{1..3}}``), and
+    the text after it is expanded on its own. A ``{`` with no such ``}`` is plain text and
+    the rest of the word is expanded after it (``{x{a,b}}`` -> ``{xa} {xb}``)."""
     start = word.find("{")
-    while start != -1:
-        end = _matching_close(word, start)
-        alts = _brace_alternatives(word[start + 1:end]) if end is not None else None
-        if end is not None and alts is not None:
-            out: list[str] = []
-            tails = brace_expand(word[end + 1:], limit)
-            if tails is None:
-                return None
-            for alt in alts:
-                middles = brace_expand(alt, limit)
-                if middles is None:
+    if start == -1:
+        return [word]
+    end = _matching_close(word, start)
+    if end is None:
+        rest = brace_expand(word[start + 1:], limit)
+        return None if rest is None else [word[:start + 1] + r for r in rest]
+    body = word[start + 1:end]
+    alts = _brace_alternatives(body)
+    if alts is None and end + 1 >= len(word):
+        return [word]
+    tails = brace_expand(word[end + 1:], limit)
+    if tails is None:
+        return None
+    middles_of = [["{" + body + "}"]] if alts is None else [brace_expand(alt, limit) for alt in alts]
+    out: list[str] = []
+    for middles in middles_of:
+        if middles is None:
+            return None
+        for middle in middles:
+            for tail in tails:
+                out.append(word[:start] + middle + tail)
+                if len(out) > limit:
                     return None
-                for middle in middles:
-                    for tail in tails:
-                        out.append(word[:start] + middle + tail)
-                        if len(out) > limit:
-                            return None
-            return out
-        start = word.find("{", start + 1)
-    return [word]
+    return out
 
 
 def _matching_close(word: str, start: int) -> int | None:
@@ -434,7 +440,7 @@ def _brace_alternatives(body: str) -> list[str] | None:
             cur = ""
         else:
             cur += ch
-    if not parts:
+    if not parts and "," not in body:
         return None
     return [*parts, cur]
 
