@@ -17,7 +17,6 @@ fails to load with an error naming it and the hook.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pegboard.core.markers import hookspec
@@ -64,8 +63,6 @@ __all__ = [
     "register_permission_families",
     "register_profiles",
     "register_provider_policies",
-    "register_search_backends",
-    "register_skills",
     "register_tools",
     "request_approval",
     "run_subagent",
@@ -306,44 +303,6 @@ def exec_backend(context: ToolContext) -> ExecBackend | None:
         def exec_backend(context):
             if context.config and context.config.data.get("sandbox", {}).get("enabled"):
                 return BubblewrapBackend(LocalBackend(), context)
-    """
-
-
-@hookspec
-def register_search_backends(register: Callable[[Any], None]) -> None:
-    """Add web search backends (Brave, SearXNG, your own) for the WebSearch tool.
-
-    Asked once per ``Pegboard`` by the WebSearch plugin, when the ``Pegboard`` is ready.
-    Call ``register(backend)`` with an object implementing
-    ``pegboard_web_search.backends.SearchBackend``: a ``name`` (what ``tools.web.search.provider``
-    selects), ``unavailable_reason(context)`` (``None`` when configured, else why not, such
-    as a missing API key) and ``async search(request, context)`` returning ``SearchHit``
-    items; both read their settings with ``context.settings(key)``. Of two backends with one
-    name the second is ignored with a warning.
-
-    Example::
-
-        @hookimpl
-        def register_search_backends(register):
-            register(MySearch())  # name = "mysearch"
-    """
-
-
-@hookspec
-def register_skills(register: Callable[..., None]) -> None:
-    """Add skill directories for the Skill tool.
-
-    Asked once per ``Pegboard`` by the Skill plugin, when it first lists skills. Call
-    ``register(directory, trusted=True)`` with a directory holding ``SKILL.md`` or one whose
-    subdirectories do. Skills from the user and project directories come first; a second
-    skill of the same name is ignored. ``trusted=False`` loads the skills, but their
-    ``allowed-tools`` grant nothing.
-
-    Example::
-
-        @hookimpl
-        def register_skills(register):
-            register(Path(__file__).parent / "skills")
     """
 
 

@@ -9,9 +9,11 @@ registered is kept, and every other plugin loads.
 from __future__ import annotations
 
 import functools
+import importlib
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Literal
 
 import pluggy
@@ -86,9 +88,37 @@ class PluginManager(pluggy.PluginManager):
             listener()
 
 
+#: Entry-point group of hook contracts plugins declare for other plugins (name = a label,
+#: value = a module of ``@hookspec`` functions), as pytest's ``pytest_addhooks``: the
+#: WebSearch plugin's ``register_search_backends``, the Skill plugin's ``register_skills``.
+HOOKSPEC_GROUP = "pegboard.hookspecs"
+
+
+def plugin_hookspecs() -> list[ModuleType]:
+    """The hookspec modules installed distributions declare, loaded (each is small)."""
+    from pegboard.core.entrypoints import entry_points as group_entry_points
+
+    selection = PluginSelection.from_settings()
+    found: list[ModuleType] = []
+    for ep in group_entry_points(HOOKSPEC_GROUP):
+        if selection.blocked_reason(ep.dist_name, ep.name):
+            continue
+        try:
+            module = importlib.import_module(ep.value.partition(":")[0])
+        except Exception:  # a broken contract module leaves its hooks unknown, never the host down
+            continue
+        found.append(module)
+    return found
+
+
 def new_plugin_manager() -> PluginManager:
     pm = PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
+    for module in plugin_hookspecs():
+        try:
+            pm.add_hookspecs(module)
+        except Exception:
+            continue
     return pm
 
 
@@ -129,7 +159,8 @@ def _error_text(exc: BaseException) -> str:
 def _unknown_hook(name: str) -> str:
     import difflib
 
-    close = difflib.get_close_matches(name, hookspecs.__all__, n=1)
+    known = [*hookspecs.__all__, *(n for m in plugin_hookspecs() for n in getattr(m, "__all__", ()))]
+    close = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else "; see pegboard/hookspecs.py for the hooks"
     return f"unknown hook {name!r}{hint}"
 

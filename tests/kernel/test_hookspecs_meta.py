@@ -28,21 +28,32 @@ from pegboard import (
     request_completion,
     tool,
 )
+from pegboard.core.plugins import plugin_hookspecs
 from pegboard_web_search.backends import collect_backends
 from tests.kernel.toolkit import NoInput, ToolsPlugin, boom, echo, guarded
 
 REPO = Path(__file__).resolve().parents[2]
-HOOKS = sorted(hookspecs.__all__)
+#: the kernel's contract and the hookspec modules distributions declare (``pegboard.hookspecs``)
+SPEC_MODULES = [hookspecs, *plugin_hookspecs()]
+SPECS = {name: getattr(module, name) for module in SPEC_MODULES for name in module.__all__}
+HOOKS = sorted(SPECS)
 
 
 def test_all_lists_exactly_the_hookspecs() -> None:
-    marked = {n for n, f in vars(hookspecs).items() if callable(f) and hasattr(f, "pegboard_spec")}
-    assert marked == set(HOOKS)
+    for module in SPEC_MODULES:
+        marked = {n for n, f in vars(module).items() if callable(f) and hasattr(f, "pegboard_spec")}
+        assert marked == set(module.__all__), module.__name__
+
+
+def test_plugins_declare_their_own_hooks_and_the_kernel_names_none_of_them() -> None:
+    declared = {name for module in SPEC_MODULES[1:] for name in module.__all__}
+    assert {"register_search_backends", "register_skills"} <= declared
+    assert not declared & set(hookspecs.__all__)
 
 
 @pytest.mark.parametrize("name", HOOKS)
 def test_hook_has_a_full_docstring(name: str) -> None:
-    doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+    doc = inspect.getdoc(SPECS[name]) or ""
     assert "Example::" in doc, f"{name} needs an example"
     assert len(doc.splitlines()) >= 5
 
@@ -50,7 +61,7 @@ def test_hook_has_a_full_docstring(name: str) -> None:
 @pytest.mark.parametrize("name", HOOKS)
 def test_hook_is_documented_with_its_exact_arguments(name: str) -> None:
     docs = "\n".join(p.read_text() for p in (REPO / "docs").glob("*.md"))
-    args = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+    args = ", ".join(inspect.signature(SPECS[name]).parameters)
     assert f"### `{name}({args})`" in docs, f"docs/ needs a heading for {name}({args})"
 
 
@@ -62,7 +73,7 @@ def recording_plugin(calls: list[str]) -> ModuleType:
     records its name and answers ``None`` (no opinion), so nothing else changes."""
     plugin = ModuleType("hook_recorder")
     for name in HOOKS:
-        params = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+        params = ", ".join(inspect.signature(SPECS[name]).parameters)
         namespace: dict[str, Any] = {}
         exec(f"def {name}({params}):\n    calls.append({name!r})", {"calls": calls}, namespace)
         setattr(plugin, name, hookimpl(namespace[name]))
