@@ -177,6 +177,7 @@ class PluginLoader:
         self._pending: dict[str, tuple[PluginInfo, Any]] = {}
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
+        self._block_families()
         for ep in entry_points() if eps is None else eps:
             dist, version = _distribution(ep)
             info = PluginInfo(ep.name, dist, version, module=ep.value)
@@ -187,6 +188,17 @@ class PluginLoader:
             if self._declare(info, ep):
                 continue
             self._load(info, ep)
+
+    def _block_families(self) -> None:
+        """Rule families whose distribution this selection disables (``plugins.disabled``)
+        are unknown to this ``Pegboard``: their rules fail closed like any missing family."""
+        from pegboard.core.entrypoints import entry_points as group_entry_points
+        from pegboard.core.permissions.families import FAMILY_ENTRY_POINTS
+
+        families = self.registry.permission_families
+        for ep in group_entry_points(FAMILY_ENTRY_POINTS):
+            if reason := self.selection.blocked_reason(ep.dist_name, ep.name):
+                families.blocked[ep.name] = reason
 
     def _load(self, info: PluginInfo, ep: Any) -> None:
         try:

@@ -133,3 +133,26 @@ def test_a_read_check_loads_no_shell_analysis(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["allow", "ask", "['pegboard_permissions_paths']"]
+
+
+def test_pegboard_plugins_lists_the_families_and_where_each_comes_from(tmp_path: Path) -> None:
+    listed = {f["name"]: f for f in json.loads(pegboard("plugins", "--families", "--json", cwd=tmp_path).stdout)}
+    assert listed["Bash"]["distribution"] == "pegboard-permissions-shell"
+    assert listed["Read"]["distribution"] == "pegboard-permissions-paths"
+    assert listed["WebFetch"]["distribution"] == "pegboard-permissions-web"
+    assert listed["Skill"]["distribution"] == "pegboard-skill"
+    blocked = {f["name"]: f for f in json.loads(pegboard("plugins", "--families", "--json", cwd=tmp_path,
+                                                          env=WITHOUT_SHELL).stdout)}
+    assert blocked["Bash"]["status"] == "blocked" and "pegboard-permissions-shell" in str(blocked["Bash"]["error"])
+    human = pegboard("plugins", cwd=tmp_path)
+    assert "PERMISSION FAMILY" in human.stdout and "pegboard-permissions-web" in human.stdout
+
+
+def test_a_family_the_config_disables_fails_closed_too(tmp_path: Path) -> None:
+    config = tmp_path / "agent.json"
+    config.write_text(json.dumps({"permissions": {"deny": ["Bash(rm *)"]},
+                                  "plugins": {"disabled": ["pegboard-permissions-shell"]}}))
+    proc = pegboard("check", "Bash", "--input", '{"command": "ls"}', "--config", str(config), "--mode",
+                    "bypassPermissions", "--json", cwd=tmp_path)
+    decision = json.loads(proc.stdout)
+    assert decision["decision"] == "deny" and "no installed plugin provides the Bash family" in decision["reason"]

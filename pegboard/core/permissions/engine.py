@@ -375,11 +375,11 @@ class PermissionEngine:
                 return [("param", param)]
             if lst == "allow":
                 note(f"no installed plugin provides the {unprovided} family, so the rule is ignored until "
-                     "one does (pegboard plugins lists what is installed)")
+                     "one does (pegboard plugins --families lists them and where each comes from)")
                 return []
             note(f"no installed plugin provides the {unprovided} family: the rule asks for every {rule.tool} "
-                 "call (denies in dontAsk and bypassPermissions) until one does (pegboard plugins lists what "
-                 "is installed)")
+                 "call (denies in dontAsk and bypassPermissions) until one does (pegboard plugins --families "
+                 "lists them and where each comes from)")
             return [("unjudged", spec)]
         # tools with a family of their own that takes no specifier, MCP and third-party tools
         if tool is not None and tool.specifier_matcher is not None:
@@ -721,7 +721,7 @@ class PermissionEngine:
         out = Outcome()
         if view.unprovided is not None:
             missing = (f"no installed plugin provides the {view.unprovided} family that judges {name} "
-                       "(pegboard plugins lists what is installed)")
+                       "(pegboard plugins --families lists them and where each comes from)")
             for lst in ("deny", "ask"):
                 for r in view.unjudged.get(lst, ()):
                     if self.mode == "bypassPermissions":

@@ -180,6 +180,43 @@ def default_families() -> FamilyRegistry:
     return _DEFAULT
 
 
+def family_listing(registry: FamilyRegistry | None = None) -> list[dict[str, str | None]]:
+    """Every rule family, for ``pegboard plugins``: its head, the distribution (or plugin)
+    that provides it, and ``available`` (not imported yet), ``loaded``, ``failed`` with the
+    error, or ``blocked`` (``plugins.disabled`` or the environment)."""
+    from pegboard.core.entrypoints import entry_points
+    from pegboard.core.selection import PluginSelection
+
+    registry = registry if registry is not None else default_families()
+    selection = PluginSelection.from_settings()
+    rows: dict[str, dict[str, str | None]] = {}
+    for ep in entry_points(FAMILY_ENTRY_POINTS):
+        if ep.name in rows:
+            continue
+        blocked = selection.blocked_reason(ep.dist_name, ep.name)
+        rows[ep.name] = {"name": ep.name, "distribution": ep.dist_name, "status": "blocked" if blocked else "available",
+                         "error": blocked}
+    chain: list[FamilyRegistry] = []
+    current: FamilyRegistry | None = registry
+    while current is not None:
+        chain.append(current)
+        current = current.parent
+    for level in reversed(chain):
+        for name, why in level.blocked.items():
+            if name in rows:
+                rows[name]["status"], rows[name]["error"] = "blocked", why
+        for name in level.families:
+            row = rows.setdefault(name, {"name": name, "distribution": None, "status": "loaded", "error": None})
+            row["status"] = "loaded"
+            if name in level.owners:
+                row["distribution"] = f"plugin {level.owners[name]}"
+        for problem in level.problems:
+            head = problem.split("'")[1] if problem.count("'") >= 2 else ""
+            if head in rows:
+                rows[head]["status"], rows[head]["error"] = "failed", problem
+    return [rows[name] for name in sorted(rows)]
+
+
 _DEFAULT: FamilyRegistry | None = None
 #: Entry-point group of permission families: name = the family's head, value = ``module:Class``.
 FAMILY_ENTRY_POINTS = "pegboard.permission_families"

@@ -196,6 +196,8 @@ class FamilyRegistry:
     #: ``read`` / ``write`` -> the head of a family not imported yet whose path rules the
     #: path check uses (entry-point group ``pegboard.file_rules``)
     declared_file_rules: dict[str, str] = field(default_factory=dict)
+    #: families the parent has that this registry must not use, with why (``plugins.disabled``)
+    blocked: dict[str, str] = field(default_factory=dict)
 
     def add(self, family: PermissionFamily, owner: str = "") -> None:
         """Add ``family`` (one registered here replaces the parent's of the same name)."""
@@ -219,7 +221,7 @@ class FamilyRegistry:
     def get(self, name: str) -> PermissionFamily | None:
         found = self.families.get(name)
         if found is None and name not in self.loaders and self.parent is not None:
-            return self.parent.get(name)
+            return None if name in self.blocked else self.parent.get(name)
         if found is None and name in self.loaders:
             load = self.loaders.pop(name)
             try:
@@ -234,6 +236,7 @@ class FamilyRegistry:
         """``read`` / ``write`` -> the family whose path rules govern reading or writing files,
         known without importing a family that is not loaded yet."""
         heads = dict(self.parent.file_heads()) if self.parent is not None else {}
+        heads = {which: head for which, head in heads.items() if head not in self.blocked}
         heads.update(self.declared_file_rules)
         for family in self.families.values():
             if family.file_rules is not None:
@@ -242,12 +245,13 @@ class FamilyRegistry:
 
     def names(self) -> list[str]:
         mine = {*self.families, *self.loaders}
-        return sorted(mine | set(self.parent.names()) if self.parent is not None else mine)
+        inherited = {n for n in self.parent.names() if n not in self.blocked} if self.parent is not None else set()
+        return sorted(mine | inherited)
 
     def declared(self, name: str) -> bool:
         """Whether some family of that head is known (without importing it)."""
         mine = name in self.families or name in self.loaders
-        return mine or (self.parent is not None and self.parent.declared(name))
+        return mine or (self.parent is not None and name not in self.blocked and self.parent.declared(name))
 
 
 __all__ = [
