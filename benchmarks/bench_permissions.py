@@ -7,15 +7,17 @@ for a 5-part compound Bash command; and, measured in the same run, no more than 
 the engine of the commit that closed "deny means deny" (``f166c4d``, before the rule families
 moved into plugins) for either workload (``--baseline REV`` picks another).
 
-The old engine is loaded from git (``git show COMMIT:pegboard/core/permissions/*.py``) into
-a temporary package beside the current kernel, so both run on the same interpreter, config
-loader and machine. Both engines cache parses by text and command effects by arguments,
-which a benchmark repeating three commands would hit every time (engines before ``c4df0d0``
-had no such caches). So the comparison clears each engine's caches before every timed call
-(outside the timing):
-every decision is paid in full, as for a command the host has never seen. The two engines
-take turns call by call, so load from other processes falls on both alike. The cached
-figure is printed too, as what a host pays for a repeated command.
+``--baseline REV`` installs that commit's kernel into a second venv (``git archive`` of the
+commit, installed with ``pip --no-deps``; the venv sees this one's third-party packages, so
+both run the same pydantic) and times both engines in worker processes of the same kind
+(``baseline_worker.py``), in alternating rounds, in one run. Across processes the figures
+move with scheduling (a few tenths either way from run to run on a busy machine), so the
+same comparison is also made inside this process, with the old engine loaded from git
+beside the current kernel: that ratio is the steadier one. Both engines cache parses by
+text and command effects by arguments, which a benchmark repeating three commands would
+hit every time, so each engine's caches are cleared before every timed call (outside the
+timing): every decision is paid in full, as for a command the host has never seen. The
+cached figure is printed too, as what a host pays for a repeated command.
 
 Absolute times depend on the machine, so the script also measures a floor: matching one
 path against one precompiled regex and building the decision object.
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import re
 import statistics
@@ -100,7 +103,7 @@ def old_engine_class(commit: str, into: Path) -> Any:
     names = subprocess.run(["git", "-C", str(REPO), "ls-tree", "--name-only", f"{commit}:pegboard/core/permissions"],
                            capture_output=True, text=True, check=True).stdout.split()
     package = into / "_old_permissions"
-    package.mkdir()
+    package.mkdir(parents=True)
     for name in names:
         if not name.endswith((".py", ".toml")):
             continue
@@ -109,6 +112,74 @@ def old_engine_class(commit: str, into: Path) -> Any:
         (package / name).write_text(text.replace("pegboard.core.permissions", "_old_permissions"))
     sys.path.insert(0, str(into))
     return importlib.import_module("_old_permissions").PermissionEngine
+
+
+def baseline_venv(commit: str, into: Path) -> Path:
+    """A second venv with ``commit``'s kernel installed from git (``git archive``), seeing the
+    same third-party packages as this one (a ``.pth`` line, so both run the same pydantic);
+    returns its Python."""
+    import site
+    import venv
+
+    tree = into / "tree"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    env_dir = into / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "_third_party.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                    "--no-build-isolation", str(tree)], check=True, capture_output=True)
+    return python
+
+
+class BaselineEngine:
+    """The baseline commit's engine in its own venv and process, timed round by round."""
+
+    def __init__(self, python: Path) -> None:
+        worker = Path(__file__).with_name("baseline_worker.py")
+        self.proc = subprocess.Popen([str(python), "-I", str(worker)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd="/")
+        self._send({"rules": make_rules(), "path_inputs": PATH_INPUTS, "bash_inputs": BASH_INPUTS})
+        self.answers: list[str] = self._read()["answers"]
+
+    def _send(self, message: object) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def _read(self) -> Any:
+        assert self.proc.stdout is not None
+        return json.loads(self.proc.stdout.readline())
+
+    def run(self, workload: str, n: int) -> list[float]:
+        self._send({"workload": workload, "n": n})
+        samples: list[float] = self._read()
+        return samples
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def rounds(old: BaselineEngine, new: BaselineEngine, workload: str, n: int,
+           size: int = 250) -> tuple[list[float], list[float]]:
+    """``n`` timings of each engine, each in a worker process of the same kind (its own
+    venv's Python, nothing else in its heap), in alternating rounds of ``size`` calls after
+    a warm-up, so load from other processes falls on both alike."""
+    old.run(workload, min(200, n))
+    new.run(workload, min(200, n))
+    old_rows: list[float] = []
+    new_rows: list[float] = []
+    while len(new_rows) < n:
+        k = min(size, n - len(new_rows))
+        old_rows += old.run(workload, k)
+        new_rows += new.run(workload, k)
+    return old_rows, new_rows
 
 
 def measure(fn: Callable[[], object], n: int, before: Callable[[], None] | None = None) -> list[float]:
@@ -246,22 +317,35 @@ def main() -> None:
 
     rows: list[tuple[str, list[float]]] = [("floor (1 regex)", measure(floor, args.n))]
     with tempfile.TemporaryDirectory() as tmp:
-        try:
-            old_cls = old_engine_class(args.old, Path(tmp))
-        except (OSError, subprocess.CalledProcessError, ImportError) as exc:
-            old_cls = None
-            print(f"old engine ({args.old}) unavailable: {exc}; only the absolute goals are checked")
         new_path, new_bash = workloads(engine)
-        if old_cls is not None:
-            old_path, old_bash = workloads(old_cls([make_layer()], cwd=Path("/proj"), home=Path("/home/u")))
-            clear_old = old_call_caches()
-            old_rows, new_rows = interleaved([(old_path, clear_old), (new_path, clear_call_caches)], args.n)
+        baseline: BaselineEngine | None = None
+        try:
+            baseline = BaselineEngine(baseline_venv(args.old, Path(tmp)))
+        except (OSError, subprocess.CalledProcessError, ValueError) as exc:
+            print(f"baseline engine ({args.old}) unavailable: {exc}; only the absolute goals are checked")
+        if baseline is not None:
+            current = BaselineEngine(Path(sys.executable))
+            assert baseline.answers == PATH_EXPECTED == current.answers, (baseline.answers, current.answers)
+            old_rows, new_rows = rounds(baseline, current, "path", args.n)
             rows += [("old: path decision", old_rows), ("path decision", new_rows)]
-            old_rows, new_rows = interleaved([(old_bash, clear_old), (new_bash, clear_call_caches)], args.n)
+            old_rows, new_rows = rounds(baseline, current, "bash", args.n)
             rows += [("old: 5-part Bash", old_rows), ("5-part Bash, uncached", new_rows)]
+            baseline.close()
+            current.close()
         else:
             rows.append(("path decision", measure(new_path, args.n, clear_call_caches)))
             rows.append(("5-part Bash, uncached", measure(new_bash, args.n, clear_call_caches)))
+        try:  # the same comparison inside this process: steadier where processes are scheduled unevenly
+            same = old_engine_class(args.old, Path(tmp) / "inproc")
+        except (OSError, subprocess.CalledProcessError, ImportError) as exc:
+            print(f"baseline engine ({args.old}) cannot load in this process: {exc}")
+        else:
+            old_path, old_bash = workloads(same([make_layer()], cwd=Path("/proj"), home=Path("/home/u")))
+            clear_old = old_call_caches()
+            old_rows, new_rows = interleaved([(old_path, clear_old), (new_path, clear_call_caches)], args.n)
+            rows += [("same process, old: path", old_rows), ("same process: path", new_rows)]
+            old_rows, new_rows = interleaved([(old_bash, clear_old), (new_bash, clear_call_caches)], args.n)
+            rows += [("same process, old: Bash", old_rows), ("same process: Bash", new_rows)]
         rows.append(("5-part Bash, cached", measure(new_bash, args.n)))
     rows += link_rows(args.n)
     p50 = {label: statistics.median(samples) for label, samples in rows}
@@ -281,6 +365,10 @@ def main() -> None:
             ratio = p50[label] / p50[old]
             print(f"{label} / old ({args.old}): {ratio:.2f} (goal <= {MAX_RATIO:.2f}): "
                   f"{'met' if ratio <= MAX_RATIO else 'NOT met'}")
+    if "same process, old: path" in p50:
+        for label, old in (("same process: path", "same process, old: path"),
+                           ("same process: Bash", "same process, old: Bash")):
+            print(f"{label} / old ({args.old}): {p50[label] / p50[old]:.2f}")
     for label in ("path decision", "5-part Bash"):
         ratio = p50[f"{label}, links"] / p50[f"{label}, no links"]
         print(f"{label} with / without the hard-link check: {ratio:.2f} (goal <= {MAX_RATIO:.2f}): "
