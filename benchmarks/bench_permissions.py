@@ -1,6 +1,6 @@
 """Benchmark: permission decisions against a 200-rule config, against the old engine.
 
-Run: ``.venv/bin/python benchmarks/bench_permissions.py [--n N] [--old COMMIT]``.
+Run: ``.venv/bin/python benchmarks/bench_permissions.py [--n N] [--baseline REV]``.
 
 Goals: p50 under 50 µs for a path decision (Read / Edit with path rules) and under 300 µs
 for a 5-part compound Bash command; and, measured in the same run, no more than 10% above

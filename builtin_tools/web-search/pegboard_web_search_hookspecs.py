@@ -1,5 +1,7 @@
 """The hook the WebSearch plugin asks, declared by this distribution (not by the kernel).
 
+A module of its own, so that declaring the hook imports nothing of the plugin.
+
 Offered through entry-point group ``pegboard.hookspecs``, so Pegboard knows the hook, and
 checks a backend plugin's implementation of it, before any plugin loads.
 """
