@@ -46,7 +46,7 @@ def line_variables(command: str, segments: Sequence[Segment],
                 values.setdefault(name, []).extend(texts)
     known: dict[str, list[str]] = {}
     for name, vals in values.items():
-        if name in blocked or len(known) >= 64:
+        if name in blocked or len(known) >= 64 or not re.fullmatch(_NAME, name):
             continue
         occurrences = [m.start() for m in re.finditer(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", command)]
         refs = len(re.findall(rf"\$(?:{name}(?![A-Za-z0-9_])|\{{{name}\}})", command))
