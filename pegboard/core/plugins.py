@@ -156,10 +156,11 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _unknown_hook(name: str) -> str:
+def _unknown_hook(name: str, pm: pluggy.PluginManager) -> str:
+    """``unknown hook 'x'; did you mean 'y'?`` against every hook ``pm`` has a contract for."""
     import difflib
 
-    known = [*hookspecs.__all__, *(n for m in plugin_hookspecs() for n in getattr(m, "__all__", ()))]
+    known = [n for n, caller in vars(pm.hook).items() if not n.startswith("_") and caller.has_spec()]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else "; see pegboard/hookspecs.py for the hooks"
     return f"unknown hook {name!r}{hint}"
@@ -192,11 +193,10 @@ class PluginLoader:
     def _block_families(self) -> None:
         """Rule families whose distribution this selection disables (``plugins.disabled``)
         are unknown to this ``Pegboard``: their rules fail closed like any missing family."""
-        from pegboard.core.entrypoints import entry_points as group_entry_points
-        from pegboard.core.permissions.families import FAMILY_ENTRY_POINTS
+        from pegboard.core.permissions.families import default_families
 
         families = self.registry.permission_families
-        for ep in group_entry_points(FAMILY_ENTRY_POINTS):
+        for ep in default_families().sources.values():
             if reason := self.selection.blocked_reason(ep.dist_name, ep.name):
                 families.blocked[ep.name] = reason
 
@@ -326,7 +326,7 @@ class PluginLoader:
         unknown = [caller.name for caller in callers if not caller.has_spec()]
         if unknown:
             self.pm.unregister(obj)
-            self._fail(info, "; ".join(_unknown_hook(name) for name in unknown))
+            self._fail(info, "; ".join(_unknown_hook(name, self.pm) for name in unknown))
             return
         mine = [(c.name, i) for c in callers for i in c.get_hookimpls() if i.plugin is obj]
         if wrappers := wrapper_problems(info.name, mine):

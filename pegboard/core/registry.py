@@ -89,8 +89,12 @@ class Registry:
         """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
         if not isinstance(tool, Tool):
             raise ToolDefinitionError(f"register() takes a pegboard.Tool, got {type(tool).__name__}")
+        self._check_names(tool.name, tool.aliases, owner)
+
+    def _check_names(self, name: str, aliases: Sequence[str], owner: str) -> None:
+        """Raise if ``name`` or one of ``aliases`` is taken, or one is listed twice."""
         seen: set[str] = set()
-        for label in (tool.name, *tool.aliases):
+        for label in (name, *aliases):
             key = name_key(label)
             if key in self._keys:
                 other = self._key_owner[key]
@@ -99,40 +103,31 @@ class Registry:
                     f"{self._keys[key]!r} from plugin {other!r}; rename one or disable a plugin"
                 )
             if key in seen:
-                raise ToolDefinitionError(f"tool {tool.name!r} lists {label!r} twice (names ignore case, _ and -)")
+                raise ToolDefinitionError(f"tool {name!r} lists {label!r} twice (names ignore case, _ and -)")
             seen.add(key)
+
+    def _claim(self, name: str, aliases: Sequence[str], groups: Sequence[str], owner: str) -> None:
+        """Take a checked tool's names for ``owner`` and put it in its groups."""
+        self.tool_owner[name] = owner
+        self.version += 1
+        for label in (name, *aliases):
+            self._keys[name_key(label)] = name
+            self._key_owner[name_key(label)] = owner
+        for group in groups:
+            self.add_group(group, [name], owner=owner)
 
     def add_tool(self, tool: Tool, owner: str) -> None:
         self.check_tool(tool, owner)
         self.tools[tool.name] = tool
-        self.tool_owner[tool.name] = owner
-        self.version += 1
-        for label in (tool.name, *tool.aliases):
-            self._keys[name_key(label)] = tool.name
-            self._key_owner[name_key(label)] = owner
-        for group in tool.groups:
-            self.add_group(group, [tool.name], owner=owner)
+        self._claim(tool.name, tool.aliases, tool.groups, owner)
 
     def add_declared_tool(self, tool: DeclaredTool) -> None:
         """Register a declared tool: its names are taken as a real tool's would be."""
-        owner = tool.owner
         for label in (tool.name, *tool.aliases):
             validate_tool_name(label)
-            key = name_key(label)
-            if key in self._keys:
-                other = self._key_owner[key]
-                raise RegistrationConflict(
-                    f"tool name {label!r} from plugin {owner!r} collides with tool "
-                    f"{self._keys[key]!r} from plugin {other!r}; rename one or disable a plugin"
-                )
+        self._check_names(tool.name, tool.aliases, tool.owner)
         self.declared[tool.name] = tool
-        self.tool_owner[tool.name] = owner
-        self.version += 1
-        for label in (tool.name, *tool.aliases):
-            self._keys[name_key(label)] = tool.name
-            self._key_owner[name_key(label)] = owner
-        for group in tool.groups:
-            self.add_group(group, [tool.name], owner=owner)
+        self._claim(tool.name, tool.aliases, tool.groups, tool.owner)
 
     def forget_declared(self, owner: str) -> None:
         """Drop what ``owner`` declared before its plugin registers the real objects (groups

@@ -5,30 +5,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from pegboard import SessionRecord, SQLiteSessionStore
+from tests.kernel.test_cli_sessions import run, run_json
 
 HOUR = 3600.0
 DAY = 86400.0
-
-
-def run(*args: str, cwd: Path, data: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PEGBOARD_DATA_DIR": str(data)}
-    return subprocess.run(
-        [sys.executable, "-m", "pegboard", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
-    )
-
-
-def run_json(*args: str, cwd: Path, data: Path) -> Any:
-    proc = run(*args, "--json", cwd=cwd, data=data)
-    assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
 
 
 def seed(data: Path, cwd: Path, **ages: float) -> None:

@@ -145,7 +145,8 @@ class PermissionEngine:
         #: per tool: its name, family and the rules that apply to it (fixed for this engine)
         self._shapes: dict[int, tuple[Tool, tuple[Any, ...], tuple[str, str, _View]]] = {}
         self._regex_cache: dict[tuple[int, bool], str | None] = {}
-        self._file_heads = self._file_families()
+        #: ``read`` / ``write`` -> the family whose path rules the path check uses
+        self._file_heads = self.families.registry.file_heads()
         self._precompile()
         read_view = self._file_view("read")
         edit_view = self._file_view("write")
@@ -481,10 +482,6 @@ class PermissionEngine:
             return family if declared.permission_family == family else None
         return family if family != name else None
 
-    def _file_families(self) -> dict[str, str]:
-        """The family heads whose path rules the path check uses, by ``read`` / ``write``."""
-        return self.families.registry.file_heads()
-
     def _file_view(self, which: str) -> _View:
         head = self._file_heads.get(which)
         return self._view(head, head, None, head_only=True) if head is not None else _View(
@@ -505,11 +502,11 @@ class PermissionEngine:
                 self._view(r.target, family, None, report=True)
 
     def _bases(self, lists: Sequence[str]) -> list[tuple[str, Rule]]:
-        self._file_keys = {name_key(h) for h in self._file_heads.values()}
+        file_keys = {name_key(h) for h in self._file_heads.values()}
         out: list[tuple[str, Rule]] = []
         for lst in lists:
             for r in self.rules[lst]:
-                if r.specifier is None or name_key(r.target) not in self._file_keys:
+                if r.specifier is None or name_key(r.target) not in file_keys:
                     continue
                 try:
                     out.append((literal_base(pattern_to_abs(r.specifier, r.root or self.cwd, self.ctx, True)), r))

@@ -169,10 +169,11 @@ def default_families() -> FamilyRegistry:
         registry = FamilyRegistry()
         selection = PluginSelection.from_settings()
         for ep in entry_points(FAMILY_ENTRY_POINTS):
-            if ep.name in registry.loaders or selection.blocked_reason(ep.dist_name, ep.name):
-                continue
-            registry.loaders[ep.name] = ep.load
-        heads = {ep.value: ep.name for ep in entry_points(FAMILY_ENTRY_POINTS)}
+            registry.sources.setdefault(ep.name, ep)
+        for name, ep in registry.sources.items():
+            if not selection.blocked_reason(ep.dist_name, ep.name):
+                registry.loaders[name] = ep.load
+        heads = {ep.value: name for name, ep in registry.sources.items()}
         for ep in entry_points(FILE_RULES_ENTRY_POINTS):
             if ep.name in ("read", "write") and heads.get(ep.value) in registry.loaders:
                 registry.declared_file_rules.setdefault(ep.name, heads[ep.value])
@@ -184,15 +185,12 @@ def family_listing(registry: FamilyRegistry | None = None) -> list[dict[str, str
     """Every rule family, for ``pegboard plugins``: its head, the distribution (or plugin)
     that provides it, and ``available`` (not imported yet), ``loaded``, ``failed`` with the
     error, or ``blocked`` (``plugins.disabled`` or the environment)."""
-    from pegboard.core.entrypoints import entry_points
     from pegboard.core.selection import PluginSelection
 
     registry = registry if registry is not None else default_families()
     selection = PluginSelection.from_settings()
     rows: dict[str, dict[str, str | None]] = {}
-    for ep in entry_points(FAMILY_ENTRY_POINTS):
-        if ep.name in rows:
-            continue
+    for ep in default_families().sources.values():
         blocked = selection.blocked_reason(ep.dist_name, ep.name)
         rows[ep.name] = {"name": ep.name, "distribution": ep.dist_name, "status": "blocked" if blocked else "available",
                          "error": blocked}

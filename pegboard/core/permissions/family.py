@@ -198,6 +198,8 @@ class FamilyRegistry:
     declared_file_rules: dict[str, str] = field(default_factory=dict)
     #: families the parent has that this registry must not use, with why (``plugins.disabled``)
     blocked: dict[str, str] = field(default_factory=dict)
+    #: head -> the entry point that declares it (blocked ones too), as found at start
+    sources: dict[str, Any] = field(default_factory=dict)
 
     def add(self, family: PermissionFamily, owner: str = "") -> None:
         """Add ``family`` (one registered here replaces the parent's of the same name)."""
