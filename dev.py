@@ -256,43 +256,55 @@ def setup(force: bool = True) -> None:
     say("done; the next start skips the installs until a pyproject.toml or requirements file changes")
 
 
-def bubblewrap_install_commands() -> list[list[str]] | str:
-    """The apt-get commands that install bubblewrap (the sandbox's tests need it), or why none run:
-    already installed, not Linux, no apt-get, or neither root nor sudo."""
-    if shutil.which("bwrap"):
-        return "bubblewrap is installed"
+#: Debian packages a feature's tests need, by the command that shows the package is there.
+#: Each line: (command on PATH, Debian package, what needs it).
+SYSTEM_PACKAGES: list[tuple[str, str, str]] = [
+    ("bwrap", "bubblewrap", "the sandbox tests"),
+]
+
+
+def system_install_commands(packages: list[tuple[str, str, str]] = SYSTEM_PACKAGES) -> tuple[list[list[str]], str]:
+    """The apt-get commands that install the missing system packages, and a line saying what happens.
+
+    No commands when everything is there, the machine is not Linux, there is no apt-get, or
+    neither root nor sudo is available; the line then says why (those tests will skip)."""
+    missing = [(pkg, why) for cmd, pkg, why in packages if not shutil.which(cmd)]
+    if not missing:
+        return [], ""
+    names = ", ".join(pkg for pkg, _ in missing)
+    needs = "; ".join(f"{pkg} for {why}" for pkg, why in missing)
     if not sys.platform.startswith("linux"):
-        return "bubblewrap is Linux only; the sandbox tests will skip"
+        return [], f"{names} missing and this is not Linux; {needs} will skip"
     if not shutil.which("apt-get"):
-        return "bubblewrap is missing and there is no apt-get; install it by hand for the sandbox tests"
+        return [], f"{names} missing and there is no apt-get; install by hand ({needs})"
     if os.geteuid() == 0:
         prefix: list[str] = []
     elif shutil.which("sudo"):
         prefix = ["sudo", "-n"]
     else:
-        return "bubblewrap is missing and installing it needs root or sudo; the sandbox tests will skip"
+        return [], f"{names} missing and installing needs root or sudo; {needs} will skip"
     env = ["env", "DEBIAN_FRONTEND=noninteractive"]
-    return [[*prefix, *env, "apt-get", "update", "-q"],
-            [*prefix, *env, "apt-get", "install", "-y", "-q", "--no-install-recommends", "bubblewrap"]]
+    return ([[*prefix, *env, "apt-get", "update", "-q"],
+             [*prefix, *env, "apt-get", "install", "-y", "-q", "--no-install-recommends",
+              *(pkg for pkg, _ in missing)]],
+            f"installing {names} with apt-get ({needs})")
 
 
-def ensure_bubblewrap() -> None:
-    """Install bubblewrap when it is missing and we may; never fail the setup over it."""
-    plan = bubblewrap_install_commands()
-    if isinstance(plan, str):
-        if "installed" not in plan:
-            say(plan)
-        return
-    say("bubblewrap is missing: installing it with apt-get for the sandbox tests")
+def ensure_system_packages() -> None:
+    """Install the missing system packages when we may; never fail the setup over it."""
+    plan, line = system_install_commands()
+    if line:
+        say(line)
     for cmd in plan:
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
         try:
-            done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=600, stdout=sys.stderr)
+            done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=900, stdout=sys.stderr)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            say(f"could not install bubblewrap ({exc}); the sandbox tests will skip")
+            say(f"could not install system packages ({exc}); the tests that need them will skip")
             return
         if done.returncode != 0:
-            say(f"could not install bubblewrap ({cmd[-1]} exited {done.returncode}); the sandbox tests will skip")
+            say(f"could not install system packages (apt-get exited {done.returncode});"
+                " the tests that need them will skip")
             return
 
 
@@ -305,7 +317,7 @@ def main(argv: list[str]) -> int:
         return 2
     setup(force=command == "setup")
     if command in {"setup", "test"}:
-        ensure_bubblewrap()
+        ensure_system_packages()
     if command == "declarations":
         return write_declarations()
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
