@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
     from pegboard.core.hostservices import (
         HostServiceError,
         MessageDelivery,
+        NeedsHost,
         PlanDecision,
         PlanRequest,
         Question,
@@ -135,6 +136,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "host_service_reason",
         "HostServiceError",
         "MessageDelivery",
+        "NeedsHost",
         "PlanDecision",
         "PlanRequest",
         "Question",

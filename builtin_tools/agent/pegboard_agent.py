@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from pegboard import (
     MessageDelivery,
+    NeedsHost,
     Pegboard,
     PermissionDecision,
     PermissionUpdate,
@@ -35,13 +36,13 @@ from pegboard import (
     SystemClock,
     ToolCall,
     ToolContext,
+    ToolRegister,
     ToolResult,
     ask_host,
     find_project_root,
     has_host_service,
     hookimpl,
     tool,
-    unavailable_without,
     user_config_dir,
 )
 from pegboard_skill import SkillFormatError, parse_skill_md, split_list
@@ -462,11 +463,11 @@ async def agents_list(input: AgentsListInput, ctx: ToolContext) -> ToolResult:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    check = unavailable_without(pegboard, "run_subagent", "run subagents")
+def register_tools(register: ToolRegister) -> None:
+    needs_host = NeedsHost("run_subagent", "run subagents")
     for item in (agent_tool, sessions_spawn, background_job, subagent_list, subagent_history, subagent_cancel):
-        pegboard.add_tool(dataclasses.replace(item, availability=check), owner=OWNER)
-    pegboard.add_tool(agents_list, owner=OWNER)
+        register(dataclasses.replace(item, availability=needs_host))
+    register(agents_list)
 
 
 __all__ = [

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from pegboard import ConfigSectionRegister, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_toolkit.runtime_config import BASH_SECTION, HARD_MAX_OUTPUT, shell_binary
+from pegboard_toolkit.availability import bash_missing
+from pegboard_toolkit.runtime_config import BASH_SECTION, HARD_MAX_OUTPUT
 
 
 class BashInput(BaseModel):
@@ -29,9 +30,6 @@ class BashInput(BaseModel):
     )
 
 
-def _available() -> str | None:
-    return None if shell_binary() else "bash is not on PATH"
-
 
 def subjects(input: BashInput) -> Subjects:
     return Subjects(command=input.command)
@@ -43,7 +41,7 @@ def subjects(input: BashInput) -> Subjects:
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=_available,
+    availability=bash_missing,
     destructive=True,
     open_world=True,
     max_result_chars=HARD_MAX_OUTPUT + 10_000,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from pegboard import ConfigSectionRegister, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
-from pegboard_toolkit.runtime_config import EXEC_SECTION, HARD_MAX_OUTPUT, shell_binary
+from pegboard_toolkit.availability import bash_missing
+from pegboard_toolkit.runtime_config import EXEC_SECTION, HARD_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from pegboard_toolkit.shell import ShellSettings
@@ -40,9 +41,6 @@ class ExecInput(BaseModel):
     pty: bool = Field(default=False, description="Run on a pseudo-terminal, for programs that need a real TTY.")
 
 
-def _available() -> str | None:
-    return None if shell_binary() else "bash is not on PATH"
-
 
 def subjects(input: ExecInput) -> Subjects:
     return Subjects(command=input.command)
@@ -66,7 +64,7 @@ def _int_setting(value: object, default: int) -> int:
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=_available,
+    availability=bash_missing,
     destructive=True,
     open_world=True,
     max_result_chars=HARD_MAX_OUTPUT + 10_000,

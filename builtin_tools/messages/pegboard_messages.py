@@ -28,17 +28,17 @@ from pegboard import (
     ConfigSection,
     ConfigSectionRegister,
     MessageDelivery,
-    Pegboard,
+    NeedsHost,
     SessionKey,
     SessionRecord,
     StashKey,
     SystemClock,
     ToolContext,
+    ToolRegister,
     ToolResult,
     ask_host,
     hookimpl,
     tool,
-    unavailable_without,
 )
 
 OWNER = "messages"
@@ -324,12 +324,12 @@ async def send_message(input: SendMessageInput, ctx: ToolContext) -> ToolResult:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    check = unavailable_without(pegboard, "deliver_message", "deliver messages to sessions")
+def register_tools(register: ToolRegister) -> None:
+    needs_host = NeedsHost("deliver_message", "deliver messages to sessions")
     for item in (sessions_send, send_message):
-        pegboard.add_tool(dataclasses.replace(item, availability=check), owner=OWNER)
+        register(dataclasses.replace(item, availability=needs_host))
     for item in (sessions_list, sessions_history):
-        pegboard.add_tool(item, owner=OWNER)
+        register(item)
 
 
 @hookimpl

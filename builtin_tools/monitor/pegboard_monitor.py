@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from pegboard import ExecError, PermissionDecision, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_monitor_ws import check_protocols, check_ws_url
-from pegboard_toolkit.runtime_config import shell_binary
+from pegboard_toolkit.availability import bash_missing
 
 if TYPE_CHECKING:
     from pegboard_toolkit.tasks import TaskRecord
@@ -65,17 +65,13 @@ def subjects(input: MonitorInput) -> Subjects:
     return Subjects(command=input.command)
 
 
-def _available() -> str | None:
-    return None if shell_binary() else "bash is not on PATH"
-
-
 @tool(
     name="Monitor",
     groups=["runtime", "terminal", "pegboard"],
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=_available,
+    availability=bash_missing,
     open_world=True,
     usage="Watch a background command; every output line comes back as an event. Stop it with TaskStop.",
 )
@@ -126,13 +122,15 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
 
 
 @hookimpl
-def register_tools(register: ToolRegister) -> None:
-    register(monitor)
-
-
-@hookimpl
 def check_permission(call: Any) -> PermissionDecision | None:
     """Opening a WebSocket always asks, whatever the rules or an earlier approval say."""
     if call.tool is monitor and isinstance(call.input, dict) and call.input.get("ws"):
         return PermissionDecision(decision="ask", reason="opening a WebSocket always asks for approval")
     return None
+
+
+@hookimpl
+def register_tools(register: ToolRegister) -> None:
+    register(monitor)
+
+

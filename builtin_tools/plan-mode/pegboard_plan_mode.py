@@ -14,16 +14,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pegboard import (
-    Pegboard,
+    NeedsHost,
     PlanDecision,
     PlanRequest,
     SessionKey,
     ToolContext,
+    ToolRegister,
     ToolResult,
     ask_host,
     hookimpl,
     tool,
-    unavailable_without,
 )
 
 PREVIOUS_MODE: SessionKey[str] = SessionKey("pegboard-plan-previous-mode", str, persist=True)
@@ -112,7 +112,6 @@ async def exit_plan_mode(input: ExitPlanModeInput, ctx: ToolContext) -> ToolResu
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    pegboard.add_tool(enter_plan_mode, owner=OWNER)
-    check = unavailable_without(pegboard, "approve_plan", "approve plans")
-    pegboard.add_tool(dataclasses.replace(exit_plan_mode, availability=check), owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(enter_plan_mode)
+    register(dataclasses.replace(exit_plan_mode, availability=NeedsHost("approve_plan", "approve plans")))

@@ -24,6 +24,7 @@ from pegboard import (
     hookimpl,
     tool,
 )
+from pegboard_powershell_run import pwsh_missing
 from pegboard_toolkit.runtime_config import HARD_MAX_OUTPUT, section
 
 
@@ -56,11 +57,6 @@ class PowerShellInput(BaseModel):
     )
 
 
-def _available() -> str | None:
-    from pegboard_powershell_run import find_pwsh
-
-    return find_pwsh(os.environ.get("PATH", ""))[1]
-
 
 def subjects(input: PowerShellInput) -> Subjects:
     return Subjects(command=input.command)
@@ -72,7 +68,7 @@ def subjects(input: PowerShellInput) -> Subjects:
     permission_family="PowerShell",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=_available,
+    availability=pwsh_missing,
     destructive=True,
     open_world=True,
     max_result_chars=HARD_MAX_OUTPUT + 10_000,

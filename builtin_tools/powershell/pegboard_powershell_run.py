@@ -63,6 +63,11 @@ def find_pwsh(path: str | None = None) -> tuple[str | None, str | None]:
     return binary, None
 
 
+def pwsh_missing() -> str | None:
+    """Why the PowerShell tool cannot run here (no usable ``pwsh`` on ``PATH``), or ``None``."""
+    return find_pwsh(os.environ.get("PATH", ""))[1]
+
+
 def opted_in(env: Mapping[str, str], settings: Mapping[str, Any]) -> bool:
     """The tool is switched on: ``tools.powershell.enabled``, else one of ``USE_VARS``."""
     if "enabled" in settings:

@@ -92,6 +92,8 @@ class Pegboard:
         if load_entrypoints:
             loader.load_entry_points()
         loader.load_objects(plugins)
+        self.hooks.rank = loader.rank
+        self.hooks.before_lookup = loader.materialize_hook
         self.plugins: list[PluginInfo] = loader.infos
         self._settings: dict[str, Any] = {}
         loaded, self.warnings = self._with_config_sections(loaded, self.warnings)
@@ -329,7 +331,7 @@ class Pegboard:
 
     def _policy_tools(self) -> list[PolicyTool]:
         registered = self._registered()
-        return self._described(registered, tuple(t.unavailable_reason() for t in registered))
+        return self._described(registered, tuple(t.unavailable_reason(self) for t in registered))
 
     def _registered(self) -> Sequence[ToolEntry]:
         """The registered and declared tools in catalog order, sorted once per state of the
@@ -386,7 +388,7 @@ class Pegboard:
 
     def _check_availability(self, registered: Sequence[ToolEntry]) -> tuple[str | None, ...]:
         """Every registered tool's availability, checked now and kept for :meth:`_call_policy`."""
-        unavailable = tuple(t.unavailable_reason() for t in registered)
+        unavailable = tuple(t.unavailable_reason(self) for t in registered)
         self._availability = (self.registry.version, unavailable, {t.name: i for i, t in enumerate(registered)})
         return unavailable
 
@@ -408,7 +410,7 @@ class Pegboard:
             return registered, unavailable, (tool, unavailable[i]) if tool is not None and i is not None else None
         if tool is None:
             return registered, unavailable, None
-        reason = tool.unavailable_reason()
+        reason = tool.unavailable_reason(self)
         i = position.get(tool.name)
         if i is None or (reason is None) != (unavailable[i] is None):
             return registered, self._check_availability(registered), (tool, reason)

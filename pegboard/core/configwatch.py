@@ -33,7 +33,7 @@ from pegboard.core.sections import Direction, Widening, get_path, kernel_declara
 
 if TYPE_CHECKING:
     from pegboard.core.app import Pegboard
-    from pegboard.core.sections import ConfigSection
+    from pegboard.core.sections import SectionEntry
 
 #: Seconds between two polls unless the host says otherwise.
 DEFAULT_INTERVAL = 1.0
@@ -270,7 +270,7 @@ def _shown(value: Any) -> str:
     return json.dumps(value, default=str)[:80]
 
 
-def narrowing_keys(sections: Iterable[ConfigSection] = ()) -> list[str]:
+def narrowing_keys(sections: Iterable[SectionEntry] = ()) -> list[str]:
     """Every key declared as narrowing (``permissions.deny``, ``tools.deny``, a plugin's
     denied-domains list), the kernel's first: taking something out of one widens."""
     found: list[str] = []

@@ -16,6 +16,7 @@ at start-up as before.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -24,12 +25,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The version of the file format this kernel reads and writes.
-FORMAT = 1
+FORMAT = 2
 
-#: Hooks whose effect a declaration describes completely: a module implementing only these
-#: is imported on demand. Any other hook (``pegboard_ready``, ``pre_tool_use``, a config
-#: section) makes the module load at start-up, declaration or not.
-DECLARABLE_HOOKS = frozenset({"register_tools", "register_groups", "register_profiles", "register_provider_policies"})
+#: Hooks whose effect a declaration describes completely.
+DECLARABLE_HOOKS = frozenset({
+    "register_tools", "register_groups", "register_profiles", "register_provider_policies",
+    "register_config_sections",
+})
+
+#: Hooks that need no import ahead of time: a module not imported yet has nothing to close.
+UNLOADED_SKIP_HOOKS = frozenset({"pegboard_close"})
+
+#: Hooks that must run at start-up in every plugin implementing them (a module implementing
+#: one is imported at start-up, declaration or not). Every other hook (``pre_tool_use``,
+#: ``check_permission``, ``register_commands``...) imports its declared implementers the first
+#: time the kernel looks the hook up.
+START_UP_HOOKS = frozenset({"pegboard_ready", "register_permission_families"})
 
 
 @dataclass(frozen=True)
@@ -42,12 +53,19 @@ class Declaration:
     groups: tuple[Mapping[str, Any], ...] = ()
     profiles: tuple[Mapping[str, Any], ...] = ()
     provider_policies: tuple[Mapping[str, Any], ...] = ()
+    config_sections: tuple[Mapping[str, Any], ...] = ()
     path: str = field(default="", compare=False)
 
     @property
     def lazy(self) -> bool:
-        """True when every hook the module implements is described by the declaration."""
-        return set(self.hooks) <= DECLARABLE_HOOKS
+        """True when the module can wait until something needs it: no hook it implements has
+        to run at start-up."""
+        return not set(self.hooks) & START_UP_HOOKS
+
+    @property
+    def call_time_hooks(self) -> tuple[str, ...]:
+        """The hooks whose first lookup imports the module."""
+        return tuple(h for h in self.hooks if h not in DECLARABLE_HOOKS and h not in UNLOADED_SKIP_HOOKS)
 
 
 def _module_location(module: str, path: list[str] | None = None) -> tuple[str, bool] | None:
@@ -101,6 +119,7 @@ def read_declaration(value: str, path: list[str] | None = None) -> Declaration |
             groups=tuple(data.get("groups", ())),
             profiles=tuple(data.get("profiles", ())),
             provider_policies=tuple(data.get("provider_policies", ())),
+            config_sections=tuple(data.get("config_sections", ())),
             path=file,
         )
     except (KeyError, TypeError):
@@ -116,11 +135,52 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
         "optional": tool.optional,
         "server": tool.server,
         "permission_family": tool.permission_family,
-        "availability": tool.availability is not None,
+        "availability": availability_reference(tool.availability),
         "deferred": tool.deferred,
         "loads_deferred": tool.loads_deferred,
         "reads_results": tool.reads_results,
+        "result_note": tool.result_note is not None,
     }
+
+
+def availability_reference(check: Any) -> str | bool | dict[str, Any]:
+    """How a declaration names a tool's availability check: ``"module:function"`` for a
+    module-level function and ``{"call": "module:Class", "args": {...}}`` for a frozen
+    dataclass of plain values (each asked by importing only that module), ``True`` for any
+    other check (asked by importing the tool's plugin), ``False`` for none."""
+    if check is None:
+        return False
+    if dataclasses.is_dataclass(check) and not isinstance(check, type):
+        cls = type(check)
+        args = {f.name: getattr(check, f.name) for f in dataclasses.fields(check)}
+        try:
+            json.dumps(args)
+        except (TypeError, ValueError):
+            return True
+        if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is cls:
+            return {"call": f"{cls.__module__}:{cls.__qualname__}", "args": args}
+        return True
+    module, qualname = getattr(check, "__module__", None), getattr(check, "__qualname__", "")
+    if not module or not qualname or "<" in qualname or "." in qualname:
+        return True
+    if getattr(sys.modules.get(module), qualname, None) is not check:
+        return True
+    return f"{module}:{qualname}"
+
+
+def resolve_check(reference: str | Mapping[str, Any]) -> Any:
+    """The availability check a declaration names (see :func:`availability_reference`)."""
+    if isinstance(reference, str):
+        return resolve_reference(reference)
+    return resolve_reference(reference["call"])(**reference.get("args", {}))
+
+
+def resolve_reference(reference: str) -> Any:
+    """The object a ``"module:attribute"`` reference names (its module imported)."""
+    import importlib
+
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def _policy_entry(policy: Any) -> dict[str, Any]:
@@ -136,6 +196,16 @@ def _policy_entry(policy: Any) -> dict[str, Any]:
     }
 
 
+def _section_entry(section: Any) -> dict[str, Any]:
+    from pegboard.core.sections import widens_to_data
+
+    return {
+        "key": section.key,
+        "description": section.description,
+        "keys": {path: widens_to_data(marker) for path, marker in section.declarations().items()},
+    }
+
+
 def declare(module: str) -> dict[str, Any]:
     """Import ``module``, run its registration hooks and return its declaration as data."""
     import importlib
@@ -148,7 +218,8 @@ def declare(module: str) -> dict[str, Any]:
     pm.register(obj, name=module)
     hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or [])
     out: dict[str, Any] = {"format": FORMAT, "module": module, "hooks": hooks,
-                           "tools": [], "groups": [], "profiles": [], "provider_policies": []}
+                           "tools": [], "groups": [], "profiles": [], "provider_policies": [],
+                           "config_sections": []}
     callbacks: dict[str, Callable[..., None]] = {
         "register_tools": lambda tool: out["tools"].append(_tool_entry(tool)),
         "register_groups": lambda name, members, description="": out["groups"].append(
@@ -159,7 +230,7 @@ def declare(module: str) -> dict[str, Any]:
              "description": profile.description}
         ),
         "register_provider_policies": lambda policy: out["provider_policies"].append(_policy_entry(policy)),
-        "register_config_sections": lambda section: None,
+        "register_config_sections": lambda section: out["config_sections"].append(_section_entry(section)),
         "register_permission_families": lambda family: None,
     }
     for hook_name in REGISTRATION_HOOKS:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,6 +95,11 @@ class HookRunner:
         self._any: dict[tuple[str, ...], bool] = {}
         self._firstresult: dict[str, bool] = {}
         self._listeners: dict[str, list[Any]] = {}
+        #: called with a hook's name before its implementations are looked up: imports the
+        #: declared plugins that implement it (the plugin loader's ``materialize_hook``)
+        self.before_lookup: Callable[[str], None] | None = None
+        #: each plugin's place in load order; implementations run in it however late a plugin loads
+        self.rank: Mapping[str, int] = {}
         listeners = getattr(pm, "on_change", None)
         self._cached = listeners is not None  # else nothing says when the plugins change
         if listeners is not None:
@@ -115,11 +120,18 @@ class HookRunner:
         return found
 
     def _ordered(self, hook_name: str) -> list[Any]:
+        if self.before_lookup is not None:
+            self.before_lookup(hook_name)
         impls: list[Any] = getattr(self.pm.hook, hook_name).get_hookimpls()
         if self.owner is not None:
             impls = [i for i in impls if self._active(i)]
         if len(impls) < 2:
             return impls
+        if self.rank:
+            rank, last_place = self.rank, len(self.rank)
+            # pluggy's own order, as if every plugin had loaded at start-up: trylast ones newest first
+            impls = sorted(impls, key=lambda i: -rank.get(i.plugin_name, last_place) if i.trylast
+                           else rank.get(i.plugin_name, last_place))
         first = [i for i in impls if i.tryfirst]
         last = [i for i in impls if i.trylast]
         rest = [i for i in impls if not i.tryfirst and not i.trylast]

@@ -181,6 +181,22 @@ def host_service_reason(pegboard: Any, hook: str, what: str, *, ignore: Sequence
     return f"the host does not {what} (no plugin implements the {hook} hook)"
 
 
+@dataclass(frozen=True)
+class NeedsHost:
+    """An availability check for ``Tool.availability``: the tool needs a plugin that answers
+    host hook ``hook`` (``what`` words the reason: "run subagents"). Plain data, so a
+    declaration file records it and listing tools asks it without importing the tool::
+
+        @tool(availability=NeedsHost("run_subagent", "run subagents"))
+    """
+
+    hook: str
+    what: str
+
+    def __call__(self, pegboard: Any) -> str | None:
+        return host_service_reason(pegboard, self.hook, self.what)
+
+
 def unavailable_without(pegboard: Any, hook: str, what: str, *, ignore: Sequence[Any] = ()) -> Callable[[], str | None]:
     """An availability check for ``Tool.availability``: a reason while no plugin can answer ``hook``."""
 

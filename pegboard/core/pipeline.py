@@ -46,7 +46,7 @@ from pegboard.core.wirenames import wire_location
 if TYPE_CHECKING:
     from pegboard.core.authorizer import Authorizer
     from pegboard.core.plugins import PluginInfo
-    from pegboard.core.registry import Registry
+    from pegboard.core.registry import Registry, ToolEntry
 
 #: the hooks that receive a call's input and so could change it in place
 INPUT_HOOKS = ("pre_tool_use", "check_permission", "permission_request", "request_approval")
@@ -190,8 +190,8 @@ class CallPipeline:
         self.default_timeout = default_timeout
         self.secrets = list(secrets)
         self.fallback_results = fallback_results
-        self._readers: tuple[int, list[Tool]] = (-1, [])
-        self._reader: tuple[int, set[str] | None, Tool | None] = (-1, None, None)
+        self._readers: tuple[int, list[ToolEntry]] = (-1, [])
+        self._reader: tuple[int, set[str] | None, ToolEntry | None] = (-1, None, None)
         self.deadlines = Deadlines()
 
     async def run(
@@ -289,7 +289,7 @@ class CallPipeline:
         if availability is not None and availability[0] is tool:
             reason = availability[1]
         else:
-            reason = tool.unavailable_reason()
+            reason = tool.unavailable_reason(self.hooks.owner)
         if reason:
             raise CallRefused(
                 ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {tool.name!r} is not available here: {reason}")
@@ -559,7 +559,7 @@ class CallPipeline:
             redact_text=not tool.reads_results,
         )
 
-    def reader(self, enabled: set[str] | None) -> Tool | None:
+    def reader(self, enabled: set[str] | None) -> ToolEntry | None:
         """The first of :meth:`readers` that ``enabled`` holds, worked out once per state of
         the tool set and enabled set (the caller hands the same set back while it holds)."""
         version, names, found = self._reader
@@ -568,12 +568,12 @@ class CallPipeline:
             self._reader = (self.registry.version, enabled, found)
         return found
 
-    def readers(self) -> list[Tool]:
-        """The registered tools that page through stored results, per state of the tool set."""
+    def readers(self) -> list[ToolEntry]:
+        """The registered tools that page through stored results, per state of the tool set
+        (declared ones stay unimported until a cut result asks for their note)."""
         version, found = self._readers
         if version != self.registry.version:
-            names = [t.name for t in self.registry.sorted_entries() if t.reads_results]
-            found = [t for n in names if (t := self.registry.find(n)) is not None]
+            found = [t for t in self.registry.sorted_entries() if t.reads_results]
             self._readers = (self.registry.version, found)
         return found
 

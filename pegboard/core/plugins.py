@@ -24,6 +24,7 @@ from pegboard.core.awaitables import resolve_sync
 from pegboard.core.markers import PROJECT_NAME
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.registry import DeclaredTool, Registry
+from pegboard.core.sections import ConfigSection, DeclaredSection, widens_from_data
 from pegboard.core.selection import PluginSelection
 from pegboard.core.tools import Profile, Tool
 
@@ -150,6 +151,16 @@ def _distribution(ep: Any) -> tuple[str | None, str | None]:
     return (dist.metadata["Name"], dist.metadata["Version"]) if dist is not None else (None, None)
 
 
+def _availability(declared: Any) -> bool | str | Mapping[str, Any]:
+    """A declared tool's availability check: a reference to a light check (a
+    ``"module:function"`` or a ``{"call", "args"}`` mapping), or whether it has one at all."""
+    if isinstance(declared, str) and ":" in declared:
+        return declared
+    if isinstance(declared, Mapping) and isinstance(declared.get("call"), str):
+        return declared
+    return bool(declared)
+
+
 def _error_text(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
@@ -176,12 +187,17 @@ class PluginLoader:
         self.infos: list[PluginInfo] = []
         #: declared plugins not imported yet, by name
         self._pending: dict[str, tuple[PluginInfo, Any]] = {}
+        #: for each call-time hook, the declared plugins its first lookup imports
+        self._pending_hooks: dict[str, list[str]] = {}
+        #: each plugin's place in load order, so hooks run in that order however late it loads
+        self.rank: dict[str, int] = {}
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
         self._block_families()
         for ep in entry_points() if eps is None else eps:
             dist, version = _distribution(ep)
             info = PluginInfo(ep.name, dist, version, module=ep.value)
+            self.rank.setdefault(ep.name, len(self.rank))
             self.infos.append(info)
             if reason := self.selection.blocked_reason(ep.name, dist):
                 info.status, info.error = "blocked", reason
@@ -226,9 +242,9 @@ class PluginLoader:
                     name=t["name"], owner=owner, load=functools.partial(self._declared_tool, owner, t["name"]),
                     aliases=tuple(t.get("aliases", ())), groups=tuple(t.get("groups", ())),
                     optional=bool(t.get("optional")), server=t.get("server"),
-                    permission_family=t.get("permission_family"), has_availability=bool(t.get("availability")),
+                    permission_family=t.get("permission_family"), has_availability=_availability(t.get("availability")),
                     deferred=bool(t.get("deferred")), loads_deferred=bool(t.get("loads_deferred")),
-                    reads_results=bool(t.get("reads_results")),
+                    reads_results=bool(t.get("reads_results")), has_result_note=bool(t.get("result_note")),
                 ))
             for g in declaration.groups:
                 registry.add_group(g["name"], g["members"], g.get("description", ""), owner=owner)
@@ -236,14 +252,33 @@ class PluginLoader:
                 registry.add_profile(Profile(p["name"], p.get("allow"), p.get("description", "")), owner)
             for pol in declaration.provider_policies:
                 registry.add_provider_policy(self._declared_policy(pol, owner), owner)
+            for sec in declaration.config_sections:
+                registry.add_declared_section(DeclaredSection(
+                    sec["key"], sec.get("description", ""), owner,
+                    {path: widens_from_data(mark) for path, mark in sec.get("keys", {}).items()},
+                    functools.partial(self._declared_section, owner, sec["key"]),
+                ))
         except Exception as exc:
             registry.remove_owner(owner)
             self._fail(info, f"{declaration.path}: {_error_text(exc)}")
             return True
         info.hooks = sorted(declaration.hooks)
         self._pending[owner] = (info, ep)
+        for hook in declaration.call_time_hooks:
+            self._pending_hooks.setdefault(hook, []).append(owner)
         registry.materialize = self.materialize
         return True
+
+    def _declared_section(self, owner: str, key: str) -> ConfigSection | None:
+        self.materialize(owner)
+        found = self.registry.config_sections.get(key)
+        return found if isinstance(found, ConfigSection) else None
+
+    def materialize_hook(self, hook_name: str) -> None:
+        """Import every declared plugin that implements ``hook_name`` (before its first lookup)."""
+        owners = self._pending_hooks.pop(hook_name, None)
+        for owner in owners or ():
+            self.materialize(owner)
 
     def _declared_policy(self, data: Mapping[str, Any], owner: str) -> ProviderPolicy:
         """A provider policy from its declaration; its schema hooks import the plugin and ask
@@ -303,6 +338,7 @@ class PluginLoader:
                 name, n = f"{base}-{n}", n + 1
             taken.add(name)
             info = PluginInfo(name, module=getattr(obj, "__module__", None))
+            self.rank.setdefault(name, len(self.rank))
             self.infos.append(info)
             if reason := self.selection.blocked_reason(name):
                 info.status, info.error = "blocked", reason

@@ -127,7 +127,7 @@ def project(
     store: ResultSink,
     secrets: list[str],
     reader: str | None = None,
-    note: Callable[[str, int, int], str] | None = None,
+    note: Callable[[str, int, int], str | None] | None = None,
     redact_text: bool = True,
 ) -> ToolResult:
     """Redact, then cut the text to ``limit`` characters with a visible note and a reference.

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pegboard.core.permissions.families import default_families
 from pegboard.core.permissions.family import FamilyRegistry, PermissionFamily
 from pegboard.core.providers import ProviderPolicy
-from pegboard.core.sections import ConfigSection
+from pegboard.core.sections import ConfigSection, DeclaredSection, SectionEntry
 from pegboard.core.tools import Profile, Tool, ToolDefinitionError, name_key, validate_tool_name
 
 
@@ -29,24 +30,49 @@ class DeclaredTool:
     optional: bool = False
     server: str | None = None
     permission_family: str | None = None
-    has_availability: bool = False
+    #: ``True``: the real tool has an availability check (its plugin is imported to ask);
+    #: ``"module:function"``: a check asked by importing only that module
+    has_availability: bool | str | Mapping[str, Any] = False
     deferred: bool = False
     loads_deferred: bool = False
     reads_results: bool = False
+    #: whether the real tool words its own cut-result note (``Tool.result_note``)
+    has_result_note: bool = False
 
     @property
     def family(self) -> str:
         return self.permission_family or self.name
 
-    def unavailable_reason(self) -> str | None:
-        """``None`` for a tool without an availability check; otherwise the real tool's answer
-        (its plugin is imported to ask)."""
+    @property
+    def result_note(self) -> Callable[[str, int, int], str | None] | None:
+        """The real tool's ``result_note``, imported only when a result is cut."""
+        if not self.has_result_note:
+            return None
+
+        def note(ref: str, limit: int, total: int) -> str | None:
+            tool = self.load()
+            return tool.result_note(ref, limit, total) if tool is not None and tool.result_note else None
+
+        return note
+
+    def unavailable_reason(self, pegboard: Any = None) -> str | None:
+        """``None`` for a tool without an availability check; the declared check's answer
+        (only its module imported); otherwise the real tool's (its plugin imported to ask)."""
         if not self.has_availability:
             return None
+        if not isinstance(self.has_availability, bool):
+            from pegboard.core.declarations import resolve_check
+            from pegboard.core.tools import ask_availability
+
+            try:
+                check = resolve_check(self.has_availability)
+            except Exception as exc:
+                return f"availability check failed: {type(exc).__name__}: {exc}"
+            return ask_availability(check, pegboard)
         tool = self.load()
         if tool is None:
             return f"plugin {self.owner} did not register {self.name} (see pegboard plugins)"
-        return tool.unavailable_reason()
+        return tool.unavailable_reason(pegboard)
 
 
 #: What the catalog lists: a real tool or a declared one.
@@ -77,7 +103,7 @@ class Registry:
     profiles: dict[str, Profile] = field(default_factory=dict)
     profile_owner: dict[str, str] = field(default_factory=dict)
     provider_policies: list[ProviderPolicy] = field(default_factory=list)
-    config_sections: dict[str, ConfigSection] = field(default_factory=dict)
+    config_sections: dict[str, SectionEntry] = field(default_factory=dict)
     #: families plugins registered in code; the rest come from the process's default ones
     permission_families: FamilyRegistry = field(default_factory=lambda: FamilyRegistry(parent=default_families()))
     #: grows with every registration or removal, so what depends on the registry is cached
@@ -142,6 +168,8 @@ class Registry:
             del self.profiles[name]
             del self.profile_owner[name]
         self.provider_policies = [p for p in self.provider_policies if getattr(p, "_owner", None) != owner]
+        self.config_sections = {k: s for k, s in self.config_sections.items()
+                                if not (isinstance(s, DeclaredSection) and s.owner == owner)}
         self.loads += 1
 
     def add_permission_family(self, family: PermissionFamily, owner: str) -> None:
@@ -237,6 +265,17 @@ class Registry:
         from dataclasses import replace
 
         self.config_sections[section.key] = replace(section, owner=owner)
+
+    def add_declared_section(self, section: DeclaredSection) -> None:
+        """Register a section a plugin declared; its key is taken as a real section's would be."""
+        other = self.config_sections.get(section.key)
+        if other is not None:
+            raise RegistrationConflict(
+                f"config section {section.key!r} from plugin {section.owner!r} is also registered by plugin "
+                f"{other.owner!r}; disable one of them"
+            )
+        self.version += 1
+        self.config_sections[section.key] = section
 
     def add_profile(self, profile: Profile, owner: str) -> None:
         self.version += 1

@@ -155,6 +155,62 @@ class ConfigSection:
         return {_join(self.key, path): marker for path, marker in declarations(self.model)}
 
 
+class DeclaredSection:
+    """A config section its plugin's declaration file describes, its module not imported yet.
+
+    Everything trust and change-watching need (the key, each key's widening direction) comes
+    from the file; ``model`` and ``check`` import the plugin, which happens only when a config
+    file sets the section or a tool reads its settings."""
+
+    def __init__(self, key: str, description: str, owner: str,
+                 keys: Mapping[str, Widens | None], load: Callable[[], ConfigSection | None]) -> None:
+        self.key = key
+        self.description = description
+        self.owner = owner
+        self._keys = dict(keys)
+        self._load = load
+
+    def declarations(self) -> dict[str, Widens | None]:
+        return dict(self._keys)
+
+    def real(self) -> ConfigSection:
+        """The section the imported plugin registered; ``RuntimeError`` when it did not."""
+        section = self._load()
+        if section is None:
+            raise RuntimeError(f"plugin {self.owner} declared the config section {self.key!r} but did not "
+                               "register it when imported (see pegboard plugins)")
+        return section
+
+    @property
+    def model(self) -> type[BaseModel]:
+        return self.real().model
+
+    @property
+    def check(self) -> Check | None:
+        return self.real().check
+
+    def __repr__(self) -> str:
+        return f"DeclaredSection({self.key!r}, owner={self.owner!r})"
+
+
+#: A registered section or one declared by a plugin not imported yet.
+SectionEntry = ConfigSection | DeclaredSection
+
+
+def widens_to_data(marker: Widens | None) -> list[Any] | None:
+    """A key's declaration as JSON data for a declaration file."""
+    if marker is None:
+        return None
+    return [marker.direction.value, marker.why, list(marker.unless)]
+
+
+def widens_from_data(data: Any) -> Widens | None:
+    if data is None:
+        return None
+    direction, why, unless = data
+    return Widens(Direction(direction), why, tuple(unless))
+
+
 def _join(head: str, tail: str) -> str:
     return f"{head}.{tail}" if head and tail else head or tail
 
@@ -233,7 +289,7 @@ def _declares_nothing(_value: Any) -> str:
     return UNDECLARED
 
 
-def widening_table(sections: Iterable[ConfigSection]) -> dict[str, Widening]:
+def widening_table(sections: Iterable[SectionEntry]) -> dict[str, Widening]:
     """Every key that can widen, the kernel's first, with why: each key declared widening, and
     each key that declares nothing."""
     table: dict[str, Widening] = {}
@@ -247,7 +303,7 @@ def widening_table(sections: Iterable[ConfigSection]) -> dict[str, Widening]:
 
 
 def only_narrowing(
-    layers: Sequence[ConfigLayer], sections: Iterable[ConfigSection] = ()
+    layers: Sequence[ConfigLayer], sections: Iterable[SectionEntry] = ()
 ) -> tuple[list[ConfigLayer], list[str]]:
     """The layers with every widening key removed from untrusted project layers, and one
     notice per key removed. Trusted layers, and every other scope, pass unchanged.
@@ -287,7 +343,7 @@ def only_narrowing(
     return out, notices
 
 
-def _keys_no_field_declares(data: Mapping[str, Any], sections: Sequence[ConfigSection]) -> list[str]:
+def _keys_no_field_declares(data: Mapping[str, Any], sections: Sequence[SectionEntry]) -> list[str]:
     """Paths in ``data`` inside a registered section (an object, not a root model) that no
     field of its model declares and no other registered section covers."""
     from pegboard.core.config import _model_of
@@ -315,12 +371,14 @@ def _keys_no_field_declares(data: Mapping[str, Any], sections: Sequence[ConfigSe
 
     out: list[str] = []
     for section in sections:
-        out += walk(section.model, get_path(data, section.key), section.key)
+        raw = get_path(data, section.key)
+        if raw is not None:
+            out += walk(section.model, raw, section.key)
     return out
 
 
 def section_problems(
-    layers: Sequence[ConfigLayer], sections: Iterable[ConfigSection]
+    layers: Sequence[ConfigLayer], sections: Iterable[SectionEntry]
 ) -> tuple[list[str], list[str]]:
     """Errors (a wrong type) and warnings (an unknown key) in every layer's plugin sections."""
     from pegboard.core.config import unknown_keys
@@ -379,14 +437,14 @@ def _hint(key: str, path: str, names: set[str]) -> str:
     return f"; did you mean '{key}.{head + '.' if head else ''}{close[0]}'?"
 
 
-def section_checks(layer: ConfigLayer, sections: Iterable[ConfigSection]) -> tuple[list[str], list[str]]:
+def section_checks(layer: ConfigLayer, sections: Iterable[SectionEntry]) -> tuple[list[str], list[str]]:
     """What each section's own ``check`` finds in one layer, each line naming the file."""
     where = str(layer.path) if layer.path else f"{layer.scope} config"
     errors: list[str] = []
     warnings: list[str] = []
     for section in sections:
         value = get_path(layer.data, section.key)
-        if section.check is None or value is None:
+        if value is None or section.check is None:
             continue
         try:
             found_errors, found_warnings = section.check(value)
@@ -438,7 +496,7 @@ def _undeclared_in(value: Any, raw: Any, prefix: str) -> list[str]:
     return found
 
 
-def covered_by(path: str, sections: Iterable[ConfigSection]) -> bool:
+def covered_by(path: str, sections: Iterable[SectionEntry]) -> bool:
     """Whether an "unknown key" of the kernel model belongs to a registered section."""
     return any(path == s.key or path.startswith(s.key + ".") or s.key.startswith(path + ".") for s in sections)
 
@@ -449,7 +507,9 @@ __all__ = [
     "TRUST_HINT",
     "UNDECLARED",
     "ConfigSection",
+    "DeclaredSection",
     "Direction",
+    "SectionEntry",
     "Widens",
     "covered_by",
     "declarations",

@@ -227,7 +227,8 @@ class ToolContext:
 
 ToolRun = Callable[[Any, ToolContext], Awaitable[Any]]
 SpecifierMatcher = Callable[[str, Mapping[str, Any]], bool]
-AvailabilityCheck = Callable[[], str | None]
+#: ``check()`` or ``check(pegboard)``: a reason the tool cannot run here, or ``None``
+AvailabilityCheck = Callable[[], str | None] | Callable[[Any], str | None]
 ResultNote = Callable[[str, int, int], str]
 
 
@@ -314,14 +315,32 @@ class Tool:
         """The JSON schema of the input model, as pydantic generates it."""
         return self.input_model.model_json_schema()
 
-    def unavailable_reason(self) -> str | None:
-        """Why the tool cannot run here, or ``None``; a check that raises counts as unavailable."""
+    def unavailable_reason(self, pegboard: Any = None) -> str | None:
+        """Why the tool cannot run here, or ``None``; a check that raises counts as unavailable.
+        A check that takes an argument is given ``pegboard``, the instance asking."""
         if self.availability is None:
             return None
-        try:
-            return self.availability()
-        except Exception as exc:
-            return f"availability check failed: {type(exc).__name__}: {exc}"
+        return ask_availability(self.availability, pegboard)
+
+
+def _takes_pegboard(check: Callable[..., Any]) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(check).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
+
+
+def ask_availability(check: Callable[..., Any], pegboard: Any) -> str | None:
+    """``check(pegboard)`` or ``check()``, whichever it takes; a check that raises counts as
+    unavailable, with the error as the reason."""
+    try:
+        answer = check(pegboard) if _takes_pegboard(check) else check()
+    except Exception as exc:
+        return f"availability check failed: {type(exc).__name__}: {exc}"
+    return None if answer is None else str(answer)
 
 
 def unwrap_docstring(doc: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 
 import dev
 from pegboard import Pegboard
-from pegboard.core.declarations import declaration_path, declare, read_declaration, render
+from pegboard.core.declarations import FORMAT, declaration_path, declare, read_declaration, render
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = dev.declared_modules(REPO)
@@ -48,6 +48,16 @@ def _imported_after(code: str, tmp_path: Path) -> set[str]:
 #: declared modules that an eagerly loaded plugin imports anyway: Read's module is imported by
 #: ``pegboard_result_images`` (a ``post_tool_use`` hook, so loaded at start-up)
 IMPORTED_BY_EAGER = {"pegboard_read"}
+
+
+def _call_time_hook_modules() -> list[str]:
+    """Declared modules that implement a hook a tool call may run."""
+    found = []
+    for _dist, module in MODULES:
+        declaration = read_declaration(module)
+        if declaration is not None and declaration.lazy and declaration.call_time_hooks:
+            found.append(module)
+    return found
 
 
 def _lazy_modules() -> dict[str, str]:
@@ -125,7 +135,9 @@ def test_pegboard_call_imports_no_other_declared_tool(tool: str, tmp_path: Path)
     own = "pegboard_read" if tool == "Read" else "pegboard_edit"
     # the permission engine's write-rule view reads Edit's input fields, so every call imports
     # Edit's module (see test_pegboard_call_read_imports_no_edit)
-    others = set(_lazy_modules()) - {own, "pegboard_edit"}
+    # a module implementing a hook the call runs (pre_tool_use, check_permission...) is
+    # imported by that hook's first lookup; no other declared plugin is
+    others = set(_lazy_modules()) - {own, "pegboard_edit"} - set(_call_time_hook_modules())
     assert own in imported
     assert imported & others == set()
 
@@ -157,7 +169,7 @@ def test_a_broken_declaration_falls_back_to_importing(tmp_path: Path) -> None:
     (tmp_path / "lazy_demo.pegboard.json").write_text(json.dumps({"format": 99, "module": "lazy_demo", "hooks": []}))
     assert read_declaration("lazy_demo", [str(tmp_path)]) is None
     (tmp_path / "lazy_demo.pegboard.json").write_text(
-        json.dumps({"format": 1, "module": "lazy_demo", "hooks": ["register_profiles"]}))
+        json.dumps({"format": FORMAT, "module": "lazy_demo", "hooks": ["register_profiles"]}))
     found = read_declaration("lazy_demo", [str(tmp_path)])
     assert found is not None and found.lazy
     assert read_declaration("lazy_demo:attr", [str(tmp_path)]) is None

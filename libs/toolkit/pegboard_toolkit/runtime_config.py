@@ -10,13 +10,12 @@ tool that registers it is not installed (it then reads the raw config).
 
 from __future__ import annotations
 
-import functools
-import os
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pegboard import NEUTRAL, ConfigSection, ToolContext, Widens
+from pegboard_toolkit.availability import shell_binary
 
 _RUNS_CODE = Widens.when_set("runs a program of the config's choosing with every command")
 
@@ -72,19 +71,6 @@ class BackgroundConfig(BaseModel):
 
 #: The largest output cap ``maxOutputLength`` may set, in characters.
 HARD_MAX_OUTPUT = 150_000
-
-
-def shell_binary(name: str = "bash") -> str | None:
-    """Where the shell binary is (``None``: not installed); looked up once per ``PATH``.
-    Light on purpose: availability checks run when tools are listed."""
-    return _which(name, os.environ.get("PATH", ""))
-
-
-@functools.lru_cache(maxsize=32)
-def _which(name: str, path: str) -> str | None:
-    import shutil
-
-    return shutil.which(name, path=path)
 
 
 BASH_SECTION = ConfigSection(

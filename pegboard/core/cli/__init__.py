@@ -137,6 +137,7 @@ class LazyGroup(click.Group):
         pm = new_plugin_manager()
         loader = PluginLoader(pm, Registry(), PluginSelection.from_settings())
         loader.load_entry_points()
+        loader.materialize_hook("register_commands")
         for impl in pm.hook.register_commands.get_hookimpls():
             try:
                 impl.function(**({"cli": self} if "cli" in impl.argnames else {}))
