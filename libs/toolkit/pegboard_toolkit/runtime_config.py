@@ -35,6 +35,9 @@ class BashConfig(BaseModel):
     maxOutputLength: Annotated[int | None, NEUTRAL] = Field(
         default=None, ge=1, description="Output cap in characters (30000, at most 150000)."
     )
+    previewTail: Annotated[bool, NEUTRAL] = Field(
+        default=False, description="Show a cut output's first and last 1,000 characters (a deviation for Bash)."
+    )
     maintainProjectWorkingDir: Annotated[bool, NEUTRAL] = Field(
         default=False, description="Start every command in the project dir."
     )

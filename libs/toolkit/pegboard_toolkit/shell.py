@@ -79,6 +79,7 @@ class ShellSettings:
     startup_file: str | None = None
     snapshot: bool = True
     bash: str = "bash"
+    preview_tail: bool = False
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
@@ -132,6 +133,7 @@ class ShellSettings:
             startup_file=str(startup) if isinstance(startup, str) and startup else None,
             snapshot=startup != "",
             bash=str(conf.get("shell") or "bash"),
+            preview_tail=conf.get("previewTail") is True,
         )
 
     def timeout_seconds(self, requested_ms: int | None) -> float:

@@ -411,3 +411,40 @@ async def test_wall_time_comes_from_the_given_clock(tmp_path: Path) -> None:
         outcome = await run_shell(pb.context(session=session), "true", settings=ShellSettings(), timeout_s=5,
                                   clock=lambda: next(ticks))
     assert outcome.wall_time_seconds == 2.25 and outcome.exit_code == 0
+
+
+LONG = "seq 1 20000; echo 'error: the build failed at the end'"
+
+
+async def test_bash_shows_the_head_preview_and_path_past_the_cap(tmp_path: Path) -> None:
+    result = await run(tmp_path, LONG)
+    s = result.structured
+    assert s is not None and s["truncated"] is True and "output_tail" not in s
+    assert "Preview (first 2,000 characters):\n1\n2\n3\n" in result.text and s["output_file"] in result.text
+    assert "the build failed" not in result.text
+
+
+async def test_the_preview_tail_setting_adds_the_end(tmp_path: Path) -> None:
+    result = await run(tmp_path, LONG, config={"tools": {"bash": {"previewTail": True}}})
+    s = result.structured
+    assert s is not None and s["truncated"] is True
+    text = result.text
+    assert text.index("First 1,000 characters:\n1\n2\n") < text.index(s["output_file"]) < text.index(
+        "Last 1,000 characters:")
+    assert text.endswith("19999\n20000\nerror: the build failed at the end")
+    assert len(s["output_tail"]) == 1000
+
+
+async def test_seed_003_bash_spelling_shows_the_first_and_last_1000_characters(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path)
+    async with pb.session() as session:
+        result = await session.call("bash", {"command": LONG})
+    assert "First 1,000 characters:" in result.text and "Last 1,000 characters:" in result.text
+    assert result.text.endswith("error: the build failed at the end")
+
+
+async def test_the_tail_starts_on_a_character_boundary(tmp_path: Path) -> None:
+    command = "python3 -c \"print('é' * 40000)\""
+    result = await run(tmp_path, command, config={"tools": {"bash": {"previewTail": True}}})
+    s = result.structured
+    assert s is not None and s["output_tail"] == "é" * 999 + "\n"
