@@ -135,8 +135,9 @@ def main() -> None:
     print(f"{args.mib:g} MiB result on one stdio line")
     for mode, r in results.items():
         ratio = r["seconds"] / base["seconds"] if base["seconds"] else float("nan")
-        print(f"  {mode:9s} {r['seconds']:7.2f} s  ({ratio:5.2f}x baseline)  peak RSS growth {r['rss_growth_mib']:7.1f} MiB"
-              f"  ({r['rss_growth_mib'] / args.mib:4.2f}x the size)")
+        growth = r["rss_growth_mib"]
+        print(f"  {mode:9s} {r['seconds']:7.2f} s  ({ratio:5.2f}x baseline)  peak RSS growth {growth:7.1f} MiB"
+              f"  ({growth / args.mib:4.2f}x the size)")
 
 
 if __name__ == "__main__":

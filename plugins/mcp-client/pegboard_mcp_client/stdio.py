@@ -85,18 +85,20 @@ async def stdio_transport(
         with contextlib.suppress(Exception):
             await reader_send.aclose()
 
+    async def close(*streams: Any) -> None:
+        for stream in streams:
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    await stream.aclose()
+
     async def stop() -> None:
-        for stream in (process.stdin, write_stream):
-            with contextlib.suppress(Exception):
-                await stream.aclose()
+        await close(process.stdin, write_stream)
         if not await _exited(process, EXIT_GRACE):
             _signal_group(process.pid, signal.SIGTERM)
             if not await _exited(process, EXIT_GRACE):
                 _signal_group(process.pid, signal.SIGKILL)
                 await _exited(process, EXIT_GRACE)
-        for stream in (process.stdout, read_stream):
-            with contextlib.suppress(Exception):
-                await stream.aclose()
+        await close(process.stdout, read_stream)
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
