@@ -85,3 +85,24 @@ async def test_ask_user_question_works_over_input_rounds(http_server):
             "options": [{"label": "Blue", "description": "b"}, {"label": "Red", "description": "r"}]}]})
     assert not answered.is_error, text_of(answered)
     assert "Blue" in text_of(answered)
+
+
+async def test_a_long_bash_sends_progress_notifications(serve_args, workdir):
+    import json
+
+    (workdir / "test-config.json").write_text(json.dumps({
+        "tools": {"bash": {"progressIntervalMs": 100}}}))
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async def elicit(ctx, params):
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
+    with http_serving(serve_args, workdir) as server:
+        async with Client(server.url, elicitation_callback=elicit) as client:
+            result = await client.call_tool(
+                "Bash", {"command": "for i in 1 2 3 4 5; do echo $i; sleep 0.15; done"}, progress_callback=progress)
+    assert not result.is_error, text_of(result)
+    assert seen and all(m and "lines of output" in m for _d, m in seen), seen

@@ -45,6 +45,7 @@ class OutputCapture:
         self._spill: BinaryIO | None = None
         self._spill_tmp: Path | None = None
         self._spill_final: Path | None = None
+        self.lines = 0
 
     @property
     def total_bytes(self) -> int:
@@ -54,6 +55,7 @@ class OutputCapture:
         if not data:
             return
         self._bytes += len(data)
+        self.lines += data.count(b"\n")
         self._chars += len(self._decoder.decode(data))
         if self._spill is None:
             self._head += data

@@ -448,3 +448,69 @@ async def test_the_tail_starts_on_a_character_boundary(tmp_path: Path) -> None:
     result = await run(tmp_path, command, config={"tools": {"bash": {"previewTail": True}}})
     s = result.structured
     assert s is not None and s["output_tail"] == "é" * 999 + "\n"
+
+
+async def test_a_long_command_reports_lines_and_elapsed_time_as_progress(tmp_path: Path) -> None:
+    import asyncio
+
+    pb = runtime_pegboard(tmp_path, config={"tools": {"bash": {"progressIntervalMs": 100}}})
+    seen: list[dict[str, object]] = []
+    async with pb.session() as session:
+
+        async def listen() -> None:
+            async for event in session.events():
+                if event.kind == "progress":
+                    seen.append(event.data)
+
+        listener = asyncio.ensure_future(listen())
+        await asyncio.sleep(0)
+        result = await session.call("Bash", {"command": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.15; done"})
+        await asyncio.sleep(0.05)
+        listener.cancel()
+    assert not result.is_error
+    assert 2 <= len(seen) <= 12, seen
+    done = [float(str(d["done"])) for d in seen]
+    assert done == sorted(done) and all(isinstance(d["message"], str) and "lines of output" in d["message"]
+                                        for d in seen)
+
+
+async def test_progress_is_off_with_a_zero_interval(tmp_path: Path) -> None:
+    import asyncio
+
+    pb = runtime_pegboard(tmp_path, config={"tools": {"bash": {"progressIntervalMs": 0}}})
+    seen: list[object] = []
+    async with pb.session() as session:
+
+        async def listen() -> None:
+            async for event in session.events():
+                if event.kind == "progress":
+                    seen.append(event.data)
+
+        listener = asyncio.ensure_future(listen())
+        await asyncio.sleep(0)
+        await session.call("Bash", {"command": "echo a; sleep 0.3; echo b"})
+        listener.cancel()
+    assert seen == []
+
+
+def test_progress_is_throttled_by_the_clock(tmp_path: Path) -> None:
+    from pegboard_toolkit.progress import Progress
+
+    now = [0.0]
+    sent: list[tuple[float, str | None]] = []
+
+    class Ctx:
+        def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+            sent.append((done, message))
+
+    p = Progress(Ctx(), 1000, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert not p.update(1)
+    now[0] = 0.5
+    assert not p.update(2)
+    now[0] = 1.0
+    assert p.update(3, None, "three")
+    now[0] = 1.9
+    assert not p.update(4)
+    now[0] = 2.0
+    assert p.update(5)
+    assert sent == [(3, "three"), (5, None)] and p.elapsed == 2.0
