@@ -127,7 +127,9 @@ async def exec_(input: ExecInput, ctx: ToolContext) -> ToolResult:
 
 def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellSettings) -> ToolResult:
     """A command that ended within ``yieldMs``: its whole output, capped, and no task left behind."""
-    from pegboard_toolkit.shell import PREVIEW_CHARS, exit_meaning, shell_cwd
+    from pegboard_toolkit.output import read_text_tail
+    from pegboard_toolkit.shell import exit_meaning, shell_cwd
+    from pegboard_toolkit.shellresult import EDGE_CHARS, spill_note
 
     record = table.get(task_id)
     assert record is not None
@@ -136,12 +138,11 @@ def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellS
     text, _end = table.read_output(record, 0, cap * 4 + 4)
     truncated = len(text) > cap or size > cap * 4 + 4
     output_file = record.output_file if truncated else None
+    tail: str | None = None
     if truncated:
-        shown = text[:PREVIEW_CHARS]
-        body = (
-            f"Output too large ({size:,} bytes). The whole output was saved to: {record.output_file}\n"
-            f"Read or grep that file for the rest. Preview (first {len(shown):,} characters):\n{shown}"
-        )
+        tail = read_text_tail(Path(record.output_file), EDGE_CHARS)
+        shown = text[:EDGE_CHARS]
+        body = spill_note(f"{size:,} bytes", record.output_file, None, text, tail)
     else:
         shown = body = text
     notices = []
@@ -164,6 +165,7 @@ def _finished(ctx: ToolContext, table: TaskTable, task_id: str, settings: ShellS
         "status": "failed" if failed else "completed",
         "exit_code": record.exit_code,
         "output": shown,
+        "output_tail": tail,
         "truncated": truncated,
         "output_file": output_file,
         "wall_time_seconds": round((record.ended or record.started) - record.started, 3),

@@ -47,6 +47,18 @@ def _glob_literal(pattern: str) -> str:
 
 _SUGGEST_FIELDS = ("file_path", "notebook_path", "path", "filePath")
 
+#: The file headers of a patch (ApplyPatch's, padded with spaces or tabs as it accepts them,
+#: and a unified diff's): a patch none of them matches names no file and can write none.
+_PATCH_HEADER = re.compile(
+    r"^(?:[ \t]*\*\*\* (?:Add|Update|Delete) File: |[ \t]*\*\*\* Move to: |\+\+\+ |--- )(.+)$", re.MULTILINE)
+_PATCH_FIELDS = ("patch", "input")
+
+
+def _patch_only(data: Mapping[str, Any]) -> bool:
+    """The call's whole input is one patch text (ApplyPatch's ``input``)."""
+    given = {k for k, v in data.items() if v is not None}
+    return len(given) == 1 and next(iter(given)) in _PATCH_FIELDS and isinstance(data[next(iter(given))], str)
+
 
 class PathFamily:
     """``Read(...)`` and ``Edit(...)``: gitignore patterns over the files a call names."""
@@ -91,8 +103,7 @@ class PathFamily:
                         complete = False
         patch = data.get("patch") if isinstance(data.get("patch"), str) else data.get("input")
         if isinstance(patch, str) and self.write:
-            for m in re.finditer(r"^(?:\*\*\* (?:Add|Update|Delete) File: |\*\*\* Move to: |\+\+\+ |--- )(.+)$",
-                                 patch, re.MULTILINE):
+            for m in _PATCH_HEADER.finditer(patch):
                 p = m.group(1).strip()
                 if p == "/dev/null":
                     continue
@@ -123,6 +134,10 @@ class PathFamily:
         out = Outcome(is_edit=self.write)
         raws, complete = self.input_paths(name, call.data)
         if not raws:
+            if self.write and complete and _patch_only(call.data):
+                out.is_edit = False
+                out.default_ok = f"{name}: the patch names no file, so it can change none; the tool says what is wrong"
+                return out
             if self.write or not complete:
                 out.unapproved = f"{name}: no file path to check"
                 return out

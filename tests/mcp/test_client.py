@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -307,3 +308,34 @@ def test_the_client_reads_no_private_attribute_of_the_sdk() -> None:
                    and n.attr.startswith("_") and not n.attr.startswith("__")
                    and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"))]
         assert private == [], f"{source.name} reads {private}"
+
+
+def test_a_call_longer_than_the_keep_alive_prints_no_deprecation_warning(workdir):
+    """The 2026-07-28 protocol removed ping; the keep-alive must not use it (the SDK warns)."""
+    config = write_config(workdir, {"sdk": sdk_entry()})
+    env = {**serve_env(), "PEGBOARD_MCP_STARTUP_WAIT": "20", "PEGBOARD_MCP_KEEPALIVE": "0.1",
+           "PYTHONWARNINGS": "default"}
+    called = subprocess.run(
+        [PEGBOARD, "mcp", "call", "sdk.nap", "--input", '{"seconds": 0.6}', "--yes", "--json",
+         "--config", str(config)],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert called.returncode == 0, called.stderr
+    assert "slept 0.6" in called.stdout
+    assert "MCPDeprecationWarning" not in called.stderr and "ping is removed" not in called.stderr, called.stderr
+
+
+async def test_a_large_stdio_result_arrives_whole_and_is_stored_in_a_session(workdir, monkeypatch, pegboards):
+    """A real stdio server sends one 4 MiB line; the client reads it whole (in linear time:
+    benchmarks/bench_mcp_client_big.py times 50 MiB) and a session keeps it as a stored result."""
+    config = write_config(workdir, {"sdk": sdk_entry()})
+    pb = build(pegboards, workdir, config, monkeypatch)
+    line = "0123456789" * 7 + "\n"
+    expected = line * int(4 * (1 << 20) / len(line))
+    async with pb.session(approver=approve) as session:
+        cut = await session.call("mcp__sdk__big", {"mib": 4})
+        assert not cut.is_error and cut.text.startswith(expected[:1000]) and len(cut.text) < len(expected)
+        found = re.search(r"tr_[0-9a-f]+", cut.text)
+        assert found is not None, cut.text[-300:]
+        stored = session.results.get(found.group(0))
+        assert stored is not None and stored.text == expected

@@ -1,5 +1,8 @@
 """Applying a parsed patch: every hunk located first, then every file written, or nothing.
 
+An updated file ends with a newline, as Codex leaves it. A context line keeps its own line
+ending (``\r\n`` in a file of mixed endings); a line the patch adds gets the file's usual one.
+
 Context is located in passes, each tried over the whole file before the next: exact, then
 ignoring trailing whitespace, then ignoring leading and trailing whitespace, then with
 Unicode punctuation (dashes, curly quotes, unusual spaces) read as ASCII. Models copy
@@ -153,7 +156,7 @@ def _apply_chunks(file: FileText, chunks: list[Chunk], shown: str) -> FileText:
     lines = file.lines
     usual = dominant_newline("".join(file.endings)) if file.endings else "\n"
     cursor = 0
-    edits: list[tuple[int, int, list[str]]] = []
+    edits: list[tuple[int, int, list[str], list[str | None]]] = []
     for number, chunk in enumerate(chunks, start=1):
         for header in chunk.contexts:
             if not header:
@@ -166,7 +169,7 @@ def _apply_chunks(file: FileText, chunks: list[Chunk], shown: str) -> FileText:
         old, new, kept = chunk.old_lines, chunk.new_lines, chunk.kept
         if not old:
             at = cursor if any(chunk.contexts) and not chunk.end_of_file else len(lines)
-            edits.append((at, 0, new))
+            edits.append((at, 0, new, [None] * len(new)))
             continue
         at = seek(lines, old, cursor, chunk.end_of_file)
         if at is None and old[-1] == "":
@@ -180,21 +183,19 @@ def _apply_chunks(file: FileText, chunks: list[Chunk], shown: str) -> FileText:
             raise PatchError("hunk_not_found", f"Failed to apply hunk {number} of {shown}: could not find the "
                              f"lines it changes{where}:\n{shown_lines}")
         size = len(old)
-        edits.append((at, size, [text if k is None or k >= size else lines[at + k]
-                                 for text, k in zip(new, kept, strict=True)]))
+        own = [k is not None and k < size for k in kept]
+        edits.append((at, size,
+                      [lines[at + k] if mine and k is not None else text
+                       for text, k, mine in zip(new, kept, own, strict=True)],
+                      [file.endings[at + k] if mine and k is not None else None
+                       for k, mine in zip(kept, own, strict=True)]))
         cursor = at + len(old)
     out_lines = list(lines)
     out_endings = list(file.endings)
-    no_final_newline = bool(file.endings) and file.endings[-1] == ""
-    for at, size, new in sorted(edits, key=lambda e: e[0], reverse=True):
+    for at, size, new, endings in sorted(edits, key=lambda e: e[0], reverse=True):
         out_lines[at:at + size] = new
-        out_endings[at:at + size] = [usual] * len(new)
-    for k in range(len(out_endings) - 1):
-        if not out_endings[k]:
-            out_endings[k] = usual
-    if out_endings:
-        out_endings[-1] = "" if no_final_newline else (out_endings[-1] or usual)
-    return FileText(out_lines, out_endings, file.format)
+        out_endings[at:at + size] = [end or usual for end in endings]
+    return FileText(out_lines, [end or usual for end in out_endings], file.format)
 
 
 def plan(ops: list[Operation], resolve: Callable[[str], Path]) -> tuple[Workspace, list[Change]]:

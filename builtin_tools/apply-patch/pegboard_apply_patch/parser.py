@@ -17,7 +17,8 @@
     *** End of File                       (optional: the hunk ends at the end of the file)
     *** End Patch
 
-A blank line inside a hunk counts as a blank context line. ``\\r\\n`` line ends are read as
+A blank line inside a hunk counts as a blank context line. A file header may be padded with
+spaces or tabs (`` *** Update File: a.py``), as Codex reads it. ``\\r\\n`` line ends are read as
 ``\\n``. A patch wrapped in a shell heredoc (``<<'EOF'`` ... ``EOF``) is unwrapped.
 """
 
@@ -49,7 +50,8 @@ FORMAT_HELP = (
 )
 
 _HEREDOC = re.compile(r"""^(?:apply_patch\s+)?(?:cat\s+)?<<-?\s*(['"]?)(\w+)\1\s*$""")
-_HEADER = re.compile(r"^\*\*\* (?:Add|Delete|Update) File: (.*)$|^\*\*\* Move to: (.*)$", re.MULTILINE)
+_HEADER = re.compile(r"^[ \t]*\*\*\* (?:Add|Delete|Update) File: (.*)$|^[ \t]*\*\*\* Move to: (.*)$", re.MULTILINE)
+_PAD = " \t"
 
 
 class PatchError(Exception):
@@ -124,6 +126,16 @@ def _unwrap(text: str) -> list[str]:
     return lines
 
 
+def _header(line: str) -> str:
+    """A line as a file header reads it: padding of spaces and tabs does not count."""
+    return line.strip(_PAD)
+
+
+def _is_header(line: str) -> bool:
+    head = _header(line)
+    return head.startswith((ADD, DELETE, UPDATE)) or head == END
+
+
 def _path(rest: str, number: int) -> str:
     path = rest.strip()
     if not path:
@@ -147,13 +159,13 @@ def parse_patch(text: str) -> list[Operation]:
     i = 1
     last = len(lines) - 1
     while i < last:
-        line = lines[i]
+        line = _header(lines[i])
         number = i + 1
         if line.startswith(ADD):
             path = _path(line[len(ADD):], number)
             i += 1
             content: list[str] = []
-            while i < last and not lines[i].startswith("*** "):
+            while i < last and not lines[i].startswith("*** ") and not _is_header(lines[i]):
                 if not lines[i].startswith("+"):
                     raise PatchError("invalid_patch", f"line {i + 1}: every line of an Add File section starts with "
                                      f"'+' (adding {path}), got {lines[i][:80]!r}")
@@ -166,8 +178,8 @@ def parse_patch(text: str) -> list[Operation]:
         elif line.startswith(UPDATE):
             op = UpdateFile(_path(line[len(UPDATE):], number))
             i += 1
-            if i < last and lines[i].startswith(MOVE):
-                op.move_to = _path(lines[i][len(MOVE):], i + 1)
+            if i < last and _header(lines[i]).startswith(MOVE):
+                op.move_to = _path(_header(lines[i])[len(MOVE):], i + 1)
                 i += 1
             i = _chunks(lines, i, last, op)
             ops.append(op)
@@ -183,7 +195,7 @@ def parse_patch(text: str) -> list[Operation]:
 
 def _chunks(lines: list[str], i: int, last: int, op: UpdateFile) -> int:
     chunk = Chunk()
-    while i < last and not (lines[i].startswith("*** ") and lines[i].strip() != EOF_MARK):
+    while i < last and not (lines[i].startswith("*** ") and lines[i].strip() != EOF_MARK) and not _is_header(lines[i]):
         line = lines[i]
         if line.strip() == EOF_MARK:
             chunk.end_of_file = True
@@ -209,7 +221,10 @@ def _chunks(lines: list[str], i: int, last: int, op: UpdateFile) -> int:
         op.chunks.append(chunk)
     elif chunk.contexts or chunk.end_of_file:
         raise PatchError("invalid_patch", f"a hunk of {op.path} has a header but no lines")
-    if not op.chunks and op.move_to is None:
+    if not op.chunks:
+        if op.move_to is not None:
+            raise PatchError("invalid_patch", f"the Update File section for {op.path} moves it to {op.move_to} but "
+                             "has no hunks; a move needs at least one hunk (a context line is enough)")
         raise PatchError("invalid_patch", f"the Update File section for {op.path} has no hunks")
     return i
 

@@ -317,6 +317,9 @@ async def multi_edit(input: MultiEditInput, ctx: ToolContext) -> ToolResult:
             text, total = apply_edits(loaded.text, input.edits)
     except EditError as exc:
         return _fail(exc.kind, exc.message + "\nNo edit was applied.", edit_index=exc.index)
+    if loaded.text is not None and text == loaded.text:
+        return _fail("no_change", "No changes to make: together the edits leave the file exactly as it was "
+                     "(a later edit undoes an earlier one). Nothing was written.")
     failed = _save(loaded, text, ctx)
     if failed is not None:
         return failed

@@ -117,7 +117,8 @@ def apply_edit(
     """Replace ``old`` with ``new`` in ``text``: once (it must occur exactly once) or everywhere.
 
     ``protected`` spans are text inserted by earlier edits of the same MultiEdit call; an
-    occurrence overlapping one is ``conflicts_with_previous_edit``. The returned ``inserted``
+    occurrence lying wholly inside one is ``conflicts_with_previous_edit`` (Claude Code's rule:
+    one that only overlaps it edits the current text). The returned ``inserted``
     spans are the given protected spans moved to their new places plus this edit's own.
     """
     where = _where(index)
@@ -139,7 +140,7 @@ def apply_edit(
         raise not_found(old, index)
     for s, e in spans:
         for a, b in protected or ():
-            if s < b and a < e:
+            if a <= s and e <= b:
                 raise EditError(
                     "conflicts_with_previous_edit",
                     f"{where}old_string lies inside text that an earlier edit of this call inserted; "

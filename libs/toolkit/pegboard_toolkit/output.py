@@ -45,6 +45,7 @@ class OutputCapture:
         self._spill: BinaryIO | None = None
         self._spill_tmp: Path | None = None
         self._spill_final: Path | None = None
+        self.lines = 0
 
     @property
     def total_bytes(self) -> int:
@@ -54,6 +55,7 @@ class OutputCapture:
         if not data:
             return
         self._bytes += len(data)
+        self.lines += data.count(b"\n")
         self._chars += len(self._decoder.decode(data))
         if self._spill is None:
             self._head += data
@@ -120,4 +122,21 @@ def read_text_slice(path: Path, start: int = 0, max_bytes: int = 1 << 20) -> tup
     return data.decode("utf-8", errors="replace"), start + len(data)
 
 
-__all__ = ["CapturedOutput", "OutputCapture", "read_text_slice"]
+def read_text_tail(path: Path, chars: int) -> str:
+    """The last ``chars`` characters of ``path`` (read from its end, not the whole file)."""
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            start = max(0, size - chars * 4 - 4)
+            fh.seek(start)
+            data = fh.read()
+    except OSError:
+        return ""
+    skip = 0
+    while start and skip < min(4, len(data)) and (data[skip] & 0xC0) == 0x80:
+        skip += 1  # start on a character boundary, not in the middle of one
+    text = data[skip:].decode("utf-8", errors="replace")
+    return text[-chars:] if chars > 0 else ""
+
+
+__all__ = ["CapturedOutput", "OutputCapture", "read_text_slice", "read_text_tail"]

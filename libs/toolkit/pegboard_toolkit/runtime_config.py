@@ -34,6 +34,12 @@ class BashConfig(BaseModel):
     maxOutputLength: Annotated[int | None, NEUTRAL] = Field(
         default=None, ge=1, description="Output cap in characters (30000, at most 150000)."
     )
+    progressIntervalMs: Annotated[int | None, NEUTRAL] = Field(
+        default=None, ge=0, description="Least time between two progress reports of a command (1000; 0: none)."
+    )
+    previewTail: Annotated[bool, NEUTRAL] = Field(
+        default=False, description="Show a cut output's first and last 1,000 characters (a deviation for Bash)."
+    )
     maintainProjectWorkingDir: Annotated[bool, NEUTRAL] = Field(
         default=False, description="Start every command in the project dir."
     )

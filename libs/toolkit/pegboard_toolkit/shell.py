@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from pegboard import SessionKey, ToolContext
 from pegboard_toolkit.exec import backend_for, process_env
 from pegboard_toolkit.output import CapturedOutput, OutputCapture
+from pegboard_toolkit.progress import Progress
 from pegboard_toolkit.runtime_config import HARD_MAX_OUTPUT, shell_binary
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -67,6 +68,10 @@ def tool_settings(ctx: ToolContext, section: str) -> dict[str, Any]:
     return read_section(ctx, f"tools.{section}")
 
 
+def _progress_interval(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1000
+
+
 @dataclass(frozen=True)
 class ShellSettings:
     """The limits and switches of shell commands; see ``ShellSettings.load`` for the sources."""
@@ -79,6 +84,8 @@ class ShellSettings:
     startup_file: str | None = None
     snapshot: bool = True
     bash: str = "bash"
+    preview_tail: bool = False
+    progress_interval_ms: int = 1000
 
     @classmethod
     def load(cls, ctx: ToolContext) -> ShellSettings:
@@ -132,6 +139,8 @@ class ShellSettings:
             startup_file=str(startup) if isinstance(startup, str) and startup else None,
             snapshot=startup != "",
             bash=str(conf.get("shell") or "bash"),
+            preview_tail=conf.get("previewTail") is True,
+            progress_interval_ms=_progress_interval(conf.get("progressIntervalMs")),
         )
 
     def timeout_seconds(self, requested_ms: int | None) -> float:
@@ -422,12 +431,25 @@ class ShellOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-async def _pump(proc: Any, capture: OutputCapture) -> None:
+async def _pump(proc: Any, capture: OutputCapture, progress: Progress | None = None) -> None:
     while True:
         chunk = await proc.read("stdout")
         if not chunk:
             return
         capture.feed(chunk)
+        if progress is not None:
+            _report(progress, capture.lines)
+
+
+def _report(progress: Progress, lines: int) -> None:
+    progress.update(lines, None, f"lines of output, {progress.elapsed:.0f} s elapsed")
+
+
+async def _tick(progress: Progress, counted: Callable[[], int]) -> None:
+    """Report the elapsed time of a command that prints nothing for a while."""
+    while True:
+        await asyncio.sleep(progress.interval)
+        _report(progress, counted())
 
 
 def spill_path(ctx: ToolContext, prefix: str = "bash") -> Path:
@@ -469,7 +491,9 @@ async def run_foreground(
     capture = OutputCapture(settings.max_output_chars, lambda: spill_path(ctx, spill_prefix))
     started = clock()
     proc = await backend.start(argv, cwd=cwd, env=process_env(ctx), stdin=False, pty=pty)
-    pump = asyncio.ensure_future(_pump(proc, capture))
+    progress = Progress(ctx, settings.progress_interval_ms) if settings.progress_interval_ms else None
+    pump = asyncio.ensure_future(_pump(proc, capture, progress))
+    ticker = asyncio.ensure_future(_tick(progress, lambda: capture.lines)) if progress is not None else None
     timed_out = False
     try:
         status = await proc.wait(timeout_s)
@@ -486,6 +510,8 @@ async def run_foreground(
         capture.abandon()
         raise
     finally:
+        if ticker is not None:
+            ticker.cancel()
         close = getattr(proc, "close", None)
         if callable(close):
             close()

@@ -14,11 +14,34 @@ from typing import Any
 
 from pegboard import ToolContext, ToolResult
 from pegboard_toolkit.ledger import ReadLedger
+from pegboard_toolkit.output import read_text_tail
 from pegboard_toolkit.shell import PREVIEW_CHARS, ShellOutcome, exit_meaning
 from pegboard_toolkit.views import single_file_view
 
 #: How much of a spilled output is also kept as a stored result (``tool_result_read``).
 STORED_SPILL_BYTES = 4 << 20
+#: A spilled output shown with its tail: this many characters of its start and of its end.
+EDGE_CHARS = 1_000
+
+
+def spill_note(size: str, path: Path | str, ref: str | None, text: str, tail: str | None) -> str:
+    """What a model sees of an output past the cap: where the whole of it is, and its start
+    (``tail`` given: the first and last :data:`EDGE_CHARS` characters, errors being at the end)."""
+    ref_note = f" (also stored as {ref}; page it with tool_result_read)" if ref else ""
+    where = f"The whole output was saved to: {path}{ref_note}"
+    if tail is None:
+        preview = text[:PREVIEW_CHARS]
+        return (f"Output too large ({size}). {where}\n"
+                f"Read or grep that file for the rest. Preview (first {len(preview):,} characters):\n{preview}")
+    head = text[:EDGE_CHARS]
+    return (f"Output too large ({size}). First {len(head):,} characters:\n{head}\n"
+            f"[... the middle is left out. {where}; read or grep that file for the rest ...]\n"
+            f"Last {len(tail):,} characters:\n{tail}")
+
+
+def wants_tail(ctx: ToolContext, tool: str, settings_tail: bool) -> bool:
+    """exec and seed 003's ``bash`` show a cut output's start and end; Bash only with ``tools.bash.previewTail``."""
+    return tool == "exec" or ctx.requested_name == "bash" or settings_tail
 
 
 def _store_spill(ctx: ToolContext, tool: str, path: Path, total_bytes: int) -> str | None:
@@ -54,19 +77,16 @@ def record_view(ctx: ToolContext, command: str, cwd: Path) -> None:
 
 
 def shell_result(ctx: ToolContext, tool: str, command: str, outcome: ShellOutcome,
-                 *, start_cwd: Path, extra: dict[str, Any] | None = None) -> ToolResult:
+                 *, start_cwd: Path, extra: dict[str, Any] | None = None, tail: bool = False) -> ToolResult:
     out = outcome.output
     notices: list[str] = []
     ref = None
+    end: str | None = None
     if out.truncated and out.spill_path is not None:
         ref = _store_spill(ctx, tool, out.spill_path, out.total_bytes)
-        preview = out.text[:PREVIEW_CHARS]
-        ref_note = f" (also stored as {ref}; page it with tool_result_read)" if ref else ""
-        body = (
-            f"Output too large ({out.total_chars:,} characters, {out.total_bytes:,} bytes). "
-            f"The whole output was saved to: {out.spill_path}{ref_note}\n"
-            f"Read or grep that file for the rest. Preview (first {len(preview):,} characters):\n{preview}"
-        )
+        end = read_text_tail(out.spill_path, EDGE_CHARS) if tail else None
+        body = spill_note(f"{out.total_chars:,} characters, {out.total_bytes:,} bytes", out.spill_path, ref,
+                          out.text, end)
     else:
         body = out.text
     code = outcome.exit_code
@@ -104,6 +124,7 @@ def shell_result(ctx: ToolContext, tool: str, command: str, outcome: ShellOutcom
         "backgroundTaskId": None,
         "total_chars": out.total_chars,
         "total_bytes": out.total_bytes,
+        **({"output_tail": end} if end is not None else {}),
         **(extra or {}),
     }
     metadata: dict[str, Any] = {}
@@ -112,4 +133,4 @@ def shell_result(ctx: ToolContext, tool: str, command: str, outcome: ShellOutcom
     return ToolResult.from_text(text, structured=structured, is_error=failed, metadata=metadata)
 
 
-__all__ = ["STORED_SPILL_BYTES", "record_view", "shell_result"]
+__all__ = ["EDGE_CHARS", "STORED_SPILL_BYTES", "record_view", "shell_result", "spill_note", "wants_tail"]

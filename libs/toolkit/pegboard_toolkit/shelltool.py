@@ -30,14 +30,15 @@ async def foreground_result(
     """Await ``run`` (``run_shell(...)`` or ``run_powershell(...)``, not started yet) and return
     ``tool``'s result; a process that cannot start is a ``spawn_failed`` refusal."""
     from pegboard_toolkit.shell import shell_cwd
-    from pegboard_toolkit.shellresult import shell_result
+    from pegboard_toolkit.shellresult import shell_result, wants_tail
 
     start_cwd = shell_cwd(ctx, settings)
     try:
         outcome = await run
     except (ExecError, FileNotFoundError) as exc:
         return ToolResult.error(f"could not start the command: {exc}", error_kind="spawn_failed")
-    return shell_result(ctx, tool, command, outcome, start_cwd=start_cwd)
+    return shell_result(ctx, tool, command, outcome, start_cwd=start_cwd,
+                        tail=wants_tail(ctx, tool, settings.preview_tail))
 
 
 async def start_background(ctx: ToolContext, **task: Any) -> TaskRecord | ToolResult:

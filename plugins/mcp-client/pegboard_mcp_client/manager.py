@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pegboard import ImageBlock, TextBlock, ToolResult
-from pegboard_mcp_client.settings import McpServerConfig, server_cwd
+from pegboard_mcp_client.settings import McpServerConfig, float_env, server_cwd
 from pegboard_mcp_client.watched import WatchedTransport
 
 log = logging.getLogger("pegboard.mcp.client")
@@ -34,6 +34,9 @@ T = TypeVar("T")
 CONNECT_TIMEOUT = 30.0
 WATCH_INTERVAL = 0.1
 PING_INTERVAL = 15.0
+KEEPALIVE_ENV = "PEGBOARD_MCP_KEEPALIVE"  # seconds between keep-alive pings (legacy protocols only)
+#: The first protocol version without ``ping``: from it on, the watch relies on the transport.
+PING_REMOVED_IN = "2026-07-28"
 BACKOFF_START = 0.25
 BACKOFF_MAX = 30.0
 CONNECTION_CLOSED = -32000
@@ -160,6 +163,17 @@ class ServerStderr:
             self.file.close()
 
 
+def pings_allowed(client: Any) -> bool:
+    """Whether the negotiated protocol still has ``ping``: 2026-07-28 removed it (the SDK warns
+    on every use), so there the watch relies on the transport's end (a stdio server's exit; a
+    stateless HTTP server has no connection to keep alive)."""
+    try:
+        version = str(client.protocol_version)
+    except Exception:
+        return False
+    return version < PING_REMOVED_IN
+
+
 class McpManager:
     """Supervises the connections to a set of MCP servers on a private event loop."""
 
@@ -174,6 +188,7 @@ class McpManager:
         self._tasks: list[asyncio.Task[None]] = []
         self._thread = threading.Thread(target=self._run_loop, name="pegboard-mcp", daemon=True)
         self._stderr: ServerStderr | None = None
+        self.ping_interval = float_env(self.env, KEEPALIVE_ENV, PING_INTERVAL)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -279,9 +294,8 @@ class McpManager:
         return Client(transport, cache=None)
 
     def _transport(self, state: ServerState) -> WatchedTransport:
-        """The SDK transport to ``state``'s server (stdio or streamable HTTP), watched."""
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        """The transport to ``state``'s server (our stdio one, or the SDK's streamable HTTP), watched."""
+        from pegboard_mcp_client.stdio import stdio_transport
 
         cfg = state.config
         if cfg.url:
@@ -294,14 +308,11 @@ class McpManager:
                 return WatchedTransport(streamable_http_client(cfg.url, http_client=http))
             return WatchedTransport(streamable_http_client(cfg.url))
         depth = int(self.env.get(DEPTH_ENV, "0") or 0) if self.env.get(DEPTH_ENV, "0").isdigit() else 0
-        params = StdioServerParameters(
-            command=cfg.command or "",
-            args=list(cfg.args),
-            env={**self.env, **cfg.env, DEPTH_ENV: str(depth + 1)},
-            cwd=str(server_cwd(cfg, self.cwd)),
-        )
         errlog = self._stderr.file if self._stderr is not None else sys.stderr
-        return WatchedTransport(stdio_client(params, errlog=errlog))
+        return WatchedTransport(stdio_transport(
+            cfg.command or "", list(cfg.args), env={**self.env, **cfg.env, DEPTH_ENV: str(depth + 1)},
+            cwd=str(server_cwd(cfg, self.cwd)), errlog=errlog,
+        ))
 
     async def _connection(self, state: ServerState, connected: asyncio.Event) -> None:
         import anyio
@@ -351,14 +362,15 @@ class McpManager:
         """Return when the connection is gone: transport closed, a call saw it close, or no pong."""
         last_ping = time.monotonic()
         assert state.lost is not None
+        pings = pings_allowed(client)
         while not state.lost.is_set():
             if transport.ended:
                 state.error = "connection closed"
                 return
-            if time.monotonic() - last_ping > PING_INTERVAL:
+            if pings and time.monotonic() - last_ping > self.ping_interval:
                 last_ping = time.monotonic()
                 try:
-                    await asyncio.wait_for(client.send_ping(), PING_INTERVAL)
+                    await asyncio.wait_for(client.send_ping(), self.ping_interval)
                 except Exception as exc:
                     state.error = f"no answer to ping: {_describe(exc)}"
                     return

@@ -17,6 +17,7 @@ from pegboard_mcp_server.guard import Access, Guard, host_form
 from pegboard_mcp_server.host import ClientLink
 from pegboard_mcp_server.limits import HttpLimits
 from pegboard_mcp_server.paging import CursorError
+from pegboard_mcp_server.rounds import InputRounds, uses_rounds
 
 log = logging.getLogger("pegboard.mcp.serve")
 
@@ -58,7 +59,7 @@ def _capabilities(ctx: Any) -> dict[str, Any]:
     return dumped
 
 
-def link_of(ctx: Any, *, related: bool = True) -> ClientLink:
+def link_of(ctx: Any, *, related: bool = True, rounds: InputRounds | None = None) -> ClientLink:
     """What the client of this request can do for the host hooks: elicitation and sampling
     through the SDK session, tied to the request (none on a stateless 2026-07-28 request).
     Its ``standalone`` twin reaches the same client after the request ended (``related=False``:
@@ -98,9 +99,36 @@ def link_of(ctx: Any, *, related: bool = True) -> ClientLink:
         dumped: dict[str, Any] = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
+    if rounds is not None:  # 2026-07-28: asked through the request's own input rounds
+        caps = _capabilities(ctx)
+        # Sampling is not carried over rounds: a round runs the call again from the start, and a
+        # subagent's or a message's turn runs tools, whose effects must not repeat.
+        return ClientLink(caps, rounds.elicit if "elicitation" in caps else _unanswered, None, standalone=None,
+                          tools_changed=None)
     standalone = link_of(ctx, related=False) if related else None
     changed = ctx.session.send_tool_list_changed  # outside a request: on the session's own stream
     return ClientLink(_capabilities(ctx), elicit, create_message, standalone=standalone, tools_changed=changed)
+
+
+def _say_how_to_approve(result: dict[str, Any]) -> dict[str, Any]:
+    """A refusal for want of an approver, with the way out in the text the model sees."""
+    meta = result.get("_meta", {}).get("pegboard", {}) if isinstance(result.get("_meta"), dict) else {}
+    how = meta.get("how_to_approve") if isinstance(meta, dict) and meta.get("reason") == "not_approved" else None
+    content = result.get("content")
+    if not isinstance(how, str) or not isinstance(content, list) or not content:
+        return result
+    note = {"type": "text", "text": f"This MCP client did not declare elicitation, so nobody can be asked: {how}."}
+    return {**result, "content": [*content, note]}
+
+
+async def _unanswered(*args: Any) -> None:
+    """A client that did not declare the capability: nothing to ask it (the refusal says so)."""
+    return None
+
+
+def rounds_of(ctx: Any, params: Any) -> InputRounds | None:
+    """The input rounds of a 2026-07-28 request (``None`` on the handshake-era protocol)."""
+    return InputRounds.of(params) if uses_rounds(getattr(ctx, "protocol_version", None)) else None
 
 
 def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
@@ -111,7 +139,8 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         try:
-            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx), link_of(ctx))
+            link = link_of(ctx, rounds=InputRounds() if uses_rounds(getattr(ctx, "protocol_version", None)) else None)
+            listed = bridge.list_page(params.cursor if params is not None else None, client_of(ctx), link)
         except CursorError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ListToolsResult.model_validate(listed)
@@ -129,7 +158,8 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
         return types.GetPromptResult.model_validate(got)
 
     async def call_tool(ctx: Any, params: Any) -> Any:
-        link = link_of(ctx)
+        rounds = rounds_of(ctx, params)
+        link = link_of(ctx, rounds=rounds)
         elicit = link.elicit
         client = client_of(ctx)
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
@@ -191,6 +221,11 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             return types.CallToolResult.model_validate(
                 error_result(f"The client left; the call was ended {grace:g} s later (--disconnect-grace).", "timeout")
             )
+        asked = rounds.input_required() if rounds is not None else None
+        if asked is not None:
+            return types.InputRequiredResult.model_validate(asked)
+        if rounds is not None and "elicitation" not in _capabilities(ctx):
+            result = _say_how_to_approve(result)
         if client is not None and bridge.signature(client) != before:
             try:
                 await ctx.session.send_tool_list_changed()
@@ -213,9 +248,11 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
 
     import warnings
 
+    from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
     with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; handshake-era clients use it
         warnings.simplefilter("ignore")
-        return _Server(
+        server = _Server(
             "pegboard",
             version=version,
             title="Pegboard",
@@ -225,6 +262,9 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
         )
+    # the state of a request's input rounds is sealed: a client cannot forge earlier answers
+    server.middleware.append(RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience="pegboard"))
+    return server
 
 
 def build_app(bridge: Bridge, access: Access, version: str = "0.1.0", limits: HttpLimits | None = None) -> Any:

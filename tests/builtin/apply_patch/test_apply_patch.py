@@ -188,7 +188,7 @@ def test_line_endings_and_encodings_are_kept(files: Files) -> None:
     assert not result.is_error, result.text
     assert (files.root / "crlf.txt").read_bytes() == b"a\r\nB\r\nB2\r\nc\r\n"
     assert (files.root / "mixed.txt").read_bytes() == b"a\r\nb\nC\r\n"
-    assert (files.root / "noeol.txt").read_bytes() == b"a\nB"
+    assert (files.root / "noeol.txt").read_bytes() == b"a\nB\n"  # Codex adds the missing final newline
     assert (files.root / "u16.txt").read_bytes() == codecs.BOM_UTF16_LE + "ä\r\nü\r\n".encode("utf-16-le")
 
 
@@ -255,3 +255,70 @@ def test_a_failing_write_puts_back_what_was_written() -> None:
         for p in sorted(base.rglob("*"), reverse=True):
             p.unlink() if p.is_file() or p.is_symlink() else p.rmdir()
         base.rmdir()
+
+
+def test_an_update_adds_the_missing_final_newline(files: Files) -> None:
+    (files.root / "a.txt").write_bytes(b"one\ntwo")
+    result = files.call("ApplyPatch", input=patch("*** Update File: a.txt", " one", "-two", "+TWO"))
+    assert not result.is_error, result.text
+    assert (files.root / "a.txt").read_bytes() == b"one\nTWO\n"
+    (files.root / "b.txt").write_bytes(b"x\ny")
+    files.call("ApplyPatch", input=patch("*** Update File: b.txt", "-x", "+X"))
+    assert (files.root / "b.txt").read_bytes() == b"X\ny\n"
+
+
+def test_space_padded_headers_are_read(files: Files) -> None:
+    (files.root / "a.txt").write_text("a\n")
+    (files.root / "b.txt").write_text("b\n")
+    result = files.call("ApplyPatch", input=patch(
+        "  *** Update File: a.txt", "-a", "+A", "\t*** Update File: b.txt  ", "-b", "+B", " *** Add File: c.txt", "+c"))
+    assert not result.is_error, result.text
+    assert [(files.root / n).read_text() for n in ("a.txt", "b.txt", "c.txt")] == ["A\n", "B\n", "c\n"]
+
+
+def test_a_padded_header_is_a_permission_subject(tmp_path: Path) -> None:
+    files = Files(tmp_path, config={"permissions": {"deny": ["Edit(secret.txt)"]}})
+    try:
+        (tmp_path / "secret.txt").write_text("s\n")
+        result = files.call("ApplyPatch", input=patch("   *** Update File: secret.txt", "-s", "+S"))
+        assert result.is_error and result.reason == "denied"
+        assert (tmp_path / "secret.txt").read_text() == "s\n"
+    finally:
+        files.close()
+
+
+def test_a_move_without_a_hunk_is_refused(files: Files) -> None:
+    (files.root / "a.txt").write_text("a\n")
+    result = files.call("ApplyPatch", input=patch("*** Update File: a.txt", "*** Move to: b.txt"))
+    assert kind(result) == "invalid_patch" and "no hunks" in result.text and "b.txt" in result.text
+    assert (files.root / "a.txt").exists() and not (files.root / "b.txt").exists()
+
+
+def test_context_lines_keep_their_own_ending_in_a_mixed_file(files: Files) -> None:
+    (files.root / "m.txt").write_bytes(b"a\nb\r\nc\nd\n")
+    result = files.call("ApplyPatch", input=patch("*** Update File: m.txt", " a", " b", "-c", "+C", " d"))
+    assert not result.is_error, result.text
+    assert (files.root / "m.txt").read_bytes() == b"a\nb\r\nC\nd\n"
+
+
+@pytest.mark.parametrize("text", [
+    "hello",
+    "*** Begin Patch\n*** End Patch",
+    "*** Begin Patch\n*** Update File: \n-a\n+b\n*** End Patch",
+    "*** Begin Patch\n***Update File: a\n-a\n+b\n*** End Patch",
+])
+def test_a_malformed_patch_gets_its_parse_error_not_a_prompt(files: Files, text: str) -> None:
+    result = files.call("ApplyPatch", input=text)
+    assert result.reason == "tool_error", result
+    assert kind(result) == "invalid_patch" and "no file path to check" not in result.text
+
+
+def test_a_well_formed_patch_outside_the_rules_still_asks(tmp_path: Path) -> None:
+    files = Files(tmp_path, mode="default")
+    try:
+        (tmp_path / "a.txt").write_text("a\n")
+        result = files.call("ApplyPatch", input=patch("*** Update File: a.txt", "-a", "+b"))
+        assert result.is_error and result.reason != "tool_error"
+        assert (tmp_path / "a.txt").read_text() == "a\n"
+    finally:
+        files.close()

@@ -112,3 +112,20 @@ def test_any_hunk_against_any_file_applies_or_gives_a_patch_error(a: list[str], 
             plan(parse_patch(text), lambda p: root / p)
         except PatchError as exc:
             assert exc.kind in {"invalid_patch", "hunk_not_found"}
+
+
+padded = st.sampled_from(["", " ", "  ", "\t", " \t"])
+
+
+@given(st.lists(st.one_of(fragments, st.tuples(padded, fragments).map("".join), st.text(max_size=10)), max_size=15)
+       .map("\n".join))
+def test_the_permission_family_sees_every_path_the_parser_accepts(text: str) -> None:
+    from pegboard_permissions_paths import EditFamily
+
+    try:
+        ops = parse_patch(text)
+    except PatchError:
+        return
+    named = {p for op in ops for p in (op.path, getattr(op, "move_to", None)) if p}
+    seen, _complete = EditFamily().input_paths("ApplyPatch", {"input": text})
+    assert named <= set(seen)

@@ -411,3 +411,106 @@ async def test_wall_time_comes_from_the_given_clock(tmp_path: Path) -> None:
         outcome = await run_shell(pb.context(session=session), "true", settings=ShellSettings(), timeout_s=5,
                                   clock=lambda: next(ticks))
     assert outcome.wall_time_seconds == 2.25 and outcome.exit_code == 0
+
+
+LONG = "seq 1 20000; echo 'error: the build failed at the end'"
+
+
+async def test_bash_shows_the_head_preview_and_path_past_the_cap(tmp_path: Path) -> None:
+    result = await run(tmp_path, LONG)
+    s = result.structured
+    assert s is not None and s["truncated"] is True and "output_tail" not in s
+    assert "Preview (first 2,000 characters):\n1\n2\n3\n" in result.text and s["output_file"] in result.text
+    assert "the build failed" not in result.text
+
+
+async def test_the_preview_tail_setting_adds_the_end(tmp_path: Path) -> None:
+    result = await run(tmp_path, LONG, config={"tools": {"bash": {"previewTail": True}}})
+    s = result.structured
+    assert s is not None and s["truncated"] is True
+    text = result.text
+    assert text.index("First 1,000 characters:\n1\n2\n") < text.index(s["output_file"]) < text.index(
+        "Last 1,000 characters:")
+    assert text.endswith("19999\n20000\nerror: the build failed at the end")
+    assert len(s["output_tail"]) == 1000
+
+
+async def test_seed_003_bash_spelling_shows_the_first_and_last_1000_characters(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path)
+    async with pb.session() as session:
+        result = await session.call("bash", {"command": LONG})
+    assert "First 1,000 characters:" in result.text and "Last 1,000 characters:" in result.text
+    assert result.text.endswith("error: the build failed at the end")
+
+
+async def test_the_tail_starts_on_a_character_boundary(tmp_path: Path) -> None:
+    command = "python3 -c \"print('é' * 40000)\""
+    result = await run(tmp_path, command, config={"tools": {"bash": {"previewTail": True}}})
+    s = result.structured
+    assert s is not None and s["output_tail"] == "é" * 999 + "\n"
+
+
+async def test_a_long_command_reports_lines_and_elapsed_time_as_progress(tmp_path: Path) -> None:
+    import asyncio
+
+    pb = runtime_pegboard(tmp_path, config={"tools": {"bash": {"progressIntervalMs": 100}}})
+    seen: list[dict[str, object]] = []
+    async with pb.session() as session:
+
+        async def listen() -> None:
+            async for event in session.events():
+                if event.kind == "progress":
+                    seen.append(event.data)
+
+        listener = asyncio.ensure_future(listen())
+        await asyncio.sleep(0)
+        result = await session.call("Bash", {"command": "for i in 1 2 3 4 5 6; do echo $i; sleep 0.15; done"})
+        await asyncio.sleep(0.05)
+        listener.cancel()
+    assert not result.is_error
+    assert 2 <= len(seen) <= 12, seen
+    done = [float(str(d["done"])) for d in seen]
+    assert done == sorted(done) and all(isinstance(d["message"], str) and "lines of output" in d["message"]
+                                        for d in seen)
+
+
+async def test_progress_is_off_with_a_zero_interval(tmp_path: Path) -> None:
+    import asyncio
+
+    pb = runtime_pegboard(tmp_path, config={"tools": {"bash": {"progressIntervalMs": 0}}})
+    seen: list[object] = []
+    async with pb.session() as session:
+
+        async def listen() -> None:
+            async for event in session.events():
+                if event.kind == "progress":
+                    seen.append(event.data)
+
+        listener = asyncio.ensure_future(listen())
+        await asyncio.sleep(0)
+        await session.call("Bash", {"command": "echo a; sleep 0.3; echo b"})
+        listener.cancel()
+    assert seen == []
+
+
+def test_progress_is_throttled_by_the_clock(tmp_path: Path) -> None:
+    from pegboard_toolkit.progress import Progress
+
+    now = [0.0]
+    sent: list[tuple[float, str | None]] = []
+
+    class Ctx:
+        def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+            sent.append((done, message))
+
+    p = Progress(Ctx(), 1000, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert not p.update(1)
+    now[0] = 0.5
+    assert not p.update(2)
+    now[0] = 1.0
+    assert p.update(3, None, "three")
+    now[0] = 1.9
+    assert not p.update(4)
+    now[0] = 2.0
+    assert p.update(5)
+    assert sent == [(3, "three"), (5, None)] and p.elapsed == 2.0

@@ -34,8 +34,7 @@ def test_edits_apply_in_order(files: Files) -> None:
     files.read(path)
     result = files.call("MultiEdit", file_path=str(path), edits=[
         {"old_string": "alpha", "new_string": "gamma"},
-        {"old_string": "gamma = 1", "new_string": "gamma = 10"},
-        {"old_string": "2", "new_string": "20", "replace_all": True},
+        {"old_string": "ma", "new_string": "MA"},
     ])
     assert kind(result) == "conflicts_with_previous_edit" and result.metadata["edit_index"] == 1
     assert path.read_text() == "alpha = 1\nbeta = 2\n"
@@ -110,3 +109,29 @@ def test_crlf_multi_edit(files: Files) -> None:
     ])
     assert not result.is_error, result.text
     assert path.read_bytes() == b"1\r\n2\r\n3\r\n4\r\n"
+
+
+def test_an_edit_overlapping_an_insertion_partly_edits_the_current_text(files: Files) -> None:
+    path = files.root / "a.py"
+    path.write_text("alpha = 1\nbeta = 2\n")
+    files.read(path)
+    result = files.call("MultiEdit", file_path=str(path), edits=[
+        {"old_string": "alpha", "new_string": "gamma"},
+        {"old_string": "gamma = 1", "new_string": "gamma = 10"},
+        {"old_string": "2", "new_string": "20", "replace_all": True},
+    ])
+    assert not result.is_error, result.text
+    assert path.read_text() == "gamma = 10\nbeta = 20\n"
+
+
+def test_edits_that_undo_each_other_are_no_change(files: Files) -> None:
+    path = files.root / "a.txt"
+    path.write_text("one two\n")
+    files.read(path)
+    before = path.stat().st_mtime_ns
+    result = files.call("MultiEdit", file_path=str(path), edits=[
+        {"old_string": "one", "new_string": "1"},
+        {"old_string": "1 two", "new_string": "one two"},
+    ])
+    assert kind(result) == "no_change" and "exactly as it was" in result.text
+    assert path.read_text() == "one two\n" and path.stat().st_mtime_ns == before

@@ -81,3 +81,16 @@ async def test_defaults_come_from_config(tmp_path: Path) -> None:
         assert done.structured is not None and done.structured["task"]["output"] == "late\n"
         killed = await session.call("exec", {"command": "sleep 30", "yieldMs": 5000})
     assert killed.is_error and "timed out after 1 seconds" in killed.text
+
+
+async def test_output_past_the_cap_shows_its_first_and_last_1000_characters(tmp_path: Path) -> None:
+    pb = runtime_pegboard(tmp_path)
+    async with pb.session() as session:
+        result = await session.call("exec", {"command": "seq 1 20000; echo 'fatal: at the end'; exit 2"})
+    s = result.structured
+    assert s is not None and s["truncated"] is True and s["output_file"]
+    text = result.text
+    assert text.index("First 1,000 characters:\n1\n2\n") < text.index(s["output_file"]) < text.index(
+        "Last 1,000 characters:")
+    assert text.endswith("20000\nfatal: at the end\nExit code 2")
+    assert len(s["output"]) == 1000 and s["output_tail"].endswith("fatal: at the end\n")

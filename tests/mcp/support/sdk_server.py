@@ -44,6 +44,20 @@ def add_upper(a: int, b: int) -> int:
 
 
 @server.tool()
+def nap(seconds: float) -> str:
+    """Sleep, so a call outlasts the client's keep-alive interval."""
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@server.tool()
+def big(mib: float) -> str:
+    """A text result of ``mib`` MiB (lines of digits), to time the client's reading of it."""
+    line = "0123456789" * 7 + "\n"
+    return line * int(mib * (1 << 20) / len(line))
+
+
+@server.tool()
 def crash() -> str:
     """Exit the server process in the middle of the call."""
     os._exit(3)
