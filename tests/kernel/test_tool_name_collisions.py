@@ -65,7 +65,8 @@ def test_a_normal_form_one_tool_has_still_reaches_it() -> None:
 
 def test_names_that_differ_only_in_case_still_collide() -> None:
     pb = board()
-    with pytest.raises(RegistrationConflict, match="'Send_Message' from plugin 'late' collides with tool 'send_message'"):
+    clash = "'Send_Message' from plugin 'late' collides with tool 'send_message'"
+    with pytest.raises(RegistrationConflict, match=clash):
         pb.add_tool(answering("Send_Message"), owner="late")
 
 

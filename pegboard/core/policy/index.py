@@ -124,7 +124,8 @@ class ToolIndex:
         return found
 
     def position(self, entry: str) -> int | None:
-        """The tool ``entry`` names: its exact name or alias wins; otherwise its normal form, if exactly one tool has it."""
+        """The tool ``entry`` names: its exact name or alias wins; otherwise its normal form,
+        if exactly one tool has it."""
         found = self.position_by_name.get(entry)
         if found is None:
             found = self.position_by_key.get(cached_key(entry))
