@@ -115,7 +115,7 @@ def _cannot(channel: Channel, action: str) -> str:
 
 
 def _binding_refusal(ctx: ToolContext, channel: Channel, target: str | None, action: str) -> ToolResult | None:
-    if action not in SENDING_ACTIONS or ctx.session is None:
+    if action not in SENDING_ACTIONS or action == "notify" or ctx.session is None:  # notify reaches the user
         return None
     bound: ChatBinding | None = ctx.session.state.get(CHAT_BINDING)
     if bound is None or (bound.channel == channel.name and target in (None, bound.target)):
@@ -160,7 +160,7 @@ async def perform(ctx: ToolContext, channel_name: str | None, request: ChannelRe
                        action=request.action)
     if (refusal := _binding_refusal(ctx, channel, request.target, request.action)) is not None:
         return refusal
-    if ctx.session is not None and request.action in SENDING_ACTIONS and request.target is None:
+    if ctx.session is not None and request.action in SENDING_ACTIONS - {"notify"} and request.target is None:
         bound: ChatBinding | None = ctx.session.state.get(CHAT_BINDING)
         if bound is not None:
             request = dataclasses.replace(request, target=bound.target)

@@ -127,6 +127,10 @@ def test_a_session_bound_to_a_chat_sends_only_there(server: LocalServer) -> None
     assert not default.is_error and default.structured["target"] == "ops"
     assert not same.is_error
     assert [s.path for s in server.seen] == ["/ops", "/ops"]
+    # notify_user reaches the user, not another chat: the binding does not hold it (the webhook
+    # channel then wants to know which of its two endpoints notifies)
+    (notified,) = run(pb, [("notify_user", {"channel": "webhook", "message": "for the user"})], session=session)
+    assert notified.metadata["error_kind"] == "invalid_target", notified.text
 
 
 def test_a_channel_that_is_down_is_an_error_and_a_failed_receipt() -> None:
