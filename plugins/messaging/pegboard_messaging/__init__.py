@@ -10,7 +10,6 @@ event (``message_sent``) and a receipt in the session, stored with secrets redac
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,7 +53,6 @@ MessageAction = Literal[
     "role-info", "emoji-list", "emoji-upload", "sticker-upload", "role-add", "role-remove", "channel-info",
     "channel-list", "voice-status", "event-list", "event-create", "timeout", "kick", "ban",
 ]
-assert tuple(MessageAction.__args__) == MESSAGE_ACTIONS  # type: ignore[attr-defined]
 
 
 def _settings(ctx: ToolContext) -> MessagingSettings:
@@ -170,6 +168,8 @@ async def perform(ctx: ToolContext, channel_name: str | None, request: ChannelRe
     secrets = _secrets(ctx, list(_channels(ctx).values()))
     if request.text is not None:
         request = dataclasses.replace(request, text=redact(request.text, secrets))
+    import asyncio
+
     sending = request.action not in READING_ACTIONS
     try:
         reply = await asyncio.wait_for(channel.perform(request, ctx), settings.timeoutSeconds)
@@ -342,6 +342,8 @@ class StatusInput(BaseModel):
       usage="messaging_status(channel?): which delivery routes exist, whether each works, what each can do.")
 async def messaging_status(input: StatusInput, ctx: ToolContext) -> ToolResult:
     """List the delivery routes: each channel, whether it is available (or why not) and its actions."""
+    import asyncio
+
     channels = _channels(ctx)
     if input.channel is not None and input.channel not in channels:
         known = ", ".join(channels) or "none installed"
@@ -387,6 +389,8 @@ class ReceiptInput(BaseModel):
 async def message_receipt(input: ReceiptInput, ctx: ToolContext) -> ToolResult:
     """Check delivery receipts of messages this session sent; asks the channel for a fresh
     state where it supports receipts."""
+    import asyncio
+
     if ctx.session is None:
         return _refuse("receipts are kept per session; this call has none", "no_session")
     book = ctx.session.state[RECEIPTS]

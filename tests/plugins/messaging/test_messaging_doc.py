@@ -43,6 +43,7 @@ def test_the_documented_config_loads_and_works(tmp_path: Path) -> None:
     assert pb.check("message", {"action": "read", "channel": "email", "target": "inbox"}).decision == "allow"
 
     status = asyncio.run(pb.call("messaging_status", {}))
+    assert status.structured is not None, status.text
     rows = {r["channel"]: r for r in status.structured["channels"]}
     assert rows["email"]["available"] and rows["webhook"]["available"] and rows["notify"]["available"]
     assert status.structured["defaultChannel"] == "email" and status.structured["notifyChannel"] == "notify"
