@@ -309,6 +309,14 @@ class CallPipeline:
     def _unknown(self, name: object, enabled: set[str] | None) -> ToolResult:
         if isinstance(name, str) and (pending := self.pending_reason(name)):
             return ToolResult.refusal(Reason.UNAVAILABLE, f"Tool {name!r} is not available yet: {pending}")
+        candidates = self.registry.candidates(name) if isinstance(name, str) else []
+        if candidates:
+            listed = ", ".join(map(repr, candidates))
+            return ToolResult.refusal(
+                Reason.UNKNOWN_TOOL,
+                f"Unknown tool {name!r}: it could mean {listed}; call one of them by its exact name",
+                candidates=candidates,
+            )
         known = ", ".join(sorted(enabled if enabled is not None else self.registry.names())[:40])
         failed = [p.name for p in self.plugins if p.status == "failed"]
         also = f". Plugins that failed to load (see pegboard plugins): {', '.join(failed)}" if failed else ""

@@ -108,8 +108,12 @@ class Registry:
     permission_families: FamilyRegistry = field(default_factory=lambda: FamilyRegistry(parent=default_families()))
     #: grows with every registration or removal, so what depends on the registry is cached
     version: int = 0
-    _keys: dict[str, str] = field(default_factory=dict)
-    _key_owner: dict[str, str] = field(default_factory=dict)
+    #: every tool name and alias -> its tool's name; the owner of each; case-folded -> as written
+    _labels: dict[str, str] = field(default_factory=dict)
+    _label_owner: dict[str, str] = field(default_factory=dict)
+    _folded: dict[str, str] = field(default_factory=dict)
+    #: a normal form (``name_key``) -> the names and aliases that have it
+    _keys: dict[str, list[str]] = field(default_factory=dict)
 
     def check_tool(self, tool: Tool, owner: str) -> None:
         """Raise ``RegistrationConflict`` if ``tool``'s name or aliases are taken."""
@@ -118,16 +122,19 @@ class Registry:
         self._check_names(tool.name, tool.aliases, owner)
 
     def _check_names(self, name: str, aliases: Sequence[str], owner: str) -> None:
-        """Raise if ``name`` or one of ``aliases`` is taken, or one is listed twice."""
+        """Raise if ``name`` or one of ``aliases`` is taken (exactly or but for case), or one is
+        listed twice. Names that differ only in ``_`` and ``-`` (``send_message``, ``SendMessage``)
+        are different tools; a lookup by their shared normal form is then ambiguous."""
         seen: set[str] = set()
         for label in (name, *aliases):
-            key = name_key(label)
-            if key in self._keys:
-                other = self._key_owner[key]
+            folded = label.casefold()
+            taken = self._folded.get(folded)
+            if taken is not None:
                 raise RegistrationConflict(
                     f"tool name {label!r} from plugin {owner!r} collides with tool "
-                    f"{self._keys[key]!r} from plugin {other!r}; rename one or disable a plugin"
+                    f"{self._labels[taken]!r} from plugin {self._label_owner[taken]!r}; rename one or disable a plugin"
                 )
+            key = name_key(label)
             if key in seen:
                 raise ToolDefinitionError(f"tool {name!r} lists {label!r} twice (names ignore case, _ and -)")
             seen.add(key)
@@ -137,10 +144,43 @@ class Registry:
         self.tool_owner[name] = owner
         self.version += 1
         for label in (name, *aliases):
-            self._keys[name_key(label)] = name
-            self._key_owner[name_key(label)] = owner
+            self._labels[label] = name
+            self._label_owner[label] = owner
+            self._folded[label.casefold()] = label
+            self._keys.setdefault(name_key(label), []).append(label)
         for group in groups:
             self.add_group(group, [name], owner=owner)
+
+    def _release(self, owner: str) -> None:
+        """Give up every name ``owner`` holds."""
+        for label in [lb for lb, o in self._label_owner.items() if o == owner]:
+            del self._labels[label]
+            del self._label_owner[label]
+            del self._folded[label.casefold()]
+            key = name_key(label)
+            rest = [lb for lb in self._keys.get(key, ()) if lb != label]
+            if rest:
+                self._keys[key] = rest
+            else:
+                self._keys.pop(key, None)
+
+    def canonical(self, name: str) -> str | None:
+        """The tool name ``name`` means: an exact name or alias wins; otherwise the name whose
+        normal form (case, ``_`` and ``-`` ignored) it shares, if exactly one tool has it."""
+        if not isinstance(name, str):
+            return None
+        exact = self._labels.get(name)
+        if exact is not None:
+            return exact
+        found = {self._labels[label] for label in self._keys.get(name_key(name), ())}
+        return found.pop() if len(found) == 1 else None
+
+    def candidates(self, name: str) -> list[str]:
+        """The tools sharing ``name``'s normal form when it names more than one (else ``[]``)."""
+        if not isinstance(name, str) or self.canonical(name) is not None:
+            return []
+        found = {self._labels[label] for label in self._keys.get(name_key(name), ())}
+        return sorted(found, key=str.casefold) if len(found) > 1 else []
 
     def add_tool(self, tool: Tool, owner: str) -> None:
         self.check_tool(tool, owner)
@@ -161,9 +201,7 @@ class Registry:
         for name in [n for n, t in self.declared.items() if t.owner == owner]:
             del self.declared[name]
             del self.tool_owner[name]
-        for key in [k for k, o in self._key_owner.items() if o == owner]:
-            del self._keys[key]
-            del self._key_owner[key]
+        self._release(owner)
         for name in [n for n, o in self.profile_owner.items() if o == owner]:
             del self.profiles[name]
             del self.profile_owner[name]
@@ -184,9 +222,7 @@ class Registry:
             self.tools.pop(name, None)
             self.declared.pop(name, None)
             del self.tool_owner[name]
-        for key in [k for k, o in self._key_owner.items() if o == owner]:
-            del self._keys[key]
-            del self._key_owner[key]
+        self._release(owner)
         for name in [n for n, o in self.profile_owner.items() if o == owner]:
             del self.profiles[name]
             del self.profile_owner[name]
@@ -204,7 +240,7 @@ class Registry:
         exact = self.tools.get(name) if isinstance(name, str) else None
         if exact is not None:  # a registered name is its own key's only tool
             return exact
-        canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
+        canonical = self.canonical(name)
         if canonical is None:
             return None
         found = self.tools.get(canonical)
@@ -215,7 +251,7 @@ class Registry:
 
     def entry(self, name: str) -> ToolEntry | None:
         """The tool or declared tool called ``name`` (or an alias), importing nothing."""
-        canonical = self._keys.get(name_key(name)) if isinstance(name, str) else None
+        canonical = self.canonical(name)
         if canonical is None:
             return None
         return self.tools.get(canonical) or self.declared.get(canonical)

@@ -29,6 +29,7 @@ from pegboard import (
     tool,
 )
 from pegboard.core.plugins import plugin_hookspecs
+from pegboard_messaging import collect_channels
 from pegboard_web_search.backends import collect_backends
 from tests.kernel.toolkit import NoInput, ToolsPlugin, boom, echo, guarded
 
@@ -161,6 +162,7 @@ SCENARIOS: dict[str, Callable[[Pegboard, Path], object]] = {
     "deliver_message": lambda pb, _: _call(pb, "AskHost", {"hook": "deliver_message"}),
     "register_search_backends": lambda pb, _: collect_backends(pb),
     "register_skills": lambda pb, _: pegboard_skill.discover(pb),
+    "register_channels": lambda pb, _: collect_channels(pb),
 }
 
 

@@ -185,7 +185,7 @@ def folder_by_readme_table(name: str) -> str:
     tail = name.removeprefix("pegboard-")
     if name == "pegboard-toolkit":
         return "libs/toolkit"
-    if tail.startswith(("profile-", "mcp-", "provider-", "permissions-")):
+    if tail.startswith(("profile-", "mcp-", "provider-", "permissions-", "messaging")):
         return f"plugins/{tail}"
     return f"builtin_tools/{tail}"
 

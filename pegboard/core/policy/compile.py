@@ -52,7 +52,7 @@ class CompiledEntries:
                 target = m.group(1)
                 self.specifiers.append((entry, target))
                 if not specifier_names_tool:
-                    if index.position_by_key.get(name_key(target)) is None and "*" not in target:
+                    if index.position(target) is None and "*" not in target:
                         self.unknown.append(UnknownEntry(entry, "no tool or alias by that name"))
                     continue
             if target.lower().startswith("group:"):
@@ -83,8 +83,11 @@ class CompiledEntries:
                 mcp_entries.append(entry)
                 mcp_servers.append(lowered[len("mcp__"):])
                 continue
-            found = index.position_by_key.get(name_key(target))
-            if found is None:
+            found = index.position(target)
+            if found is None and (could := index.ambiguous(target)):
+                self.unknown.append(UnknownEntry(entry, f"it could mean {', '.join(map(repr, could))}; "
+                                                 "write the exact name"))
+            elif found is None:
                 self.unknown.append(UnknownEntry(entry, "no tool or alias by that name" + index.suggest(target)))
             else:
                 self.exact_hits.setdefault(found, entry)

@@ -41,7 +41,6 @@ class ToolIndex:
         #: position in the index -> position in ``catalog.tools``
         self.order: list[int] = order
         tools = [given[j] for j in order]
-        n = len(tools)
         self.tools: list[PolicyTool] = tools
         self.names: list[str] = [t.name for t in tools]
         self.optional_positions: list[int] = [i for i, t in enumerate(tools) if t.optional]
@@ -51,13 +50,21 @@ class ToolIndex:
             self.server_members.setdefault(server.casefold(), []).append(i)
         keys: list[str] = list(map(cached_key, (t.name for t in tools)))
         self.keys = keys
-        # the first tool with a key owns it; aliases come after every canonical name
-        position_by_key: dict[str, int] = dict(zip(reversed(keys), range(n - 1, -1, -1), strict=True))
-        for i, aliases in [(i, t.aliases) for i, t in enumerate(tools) if t.aliases]:
-            for alias in aliases:
-                position_by_key.setdefault(cached_key(alias), i)
-        #: a tool name or alias key -> the tool's position
-        self.position_by_key = position_by_key
+        #: a tool name or alias as written -> the tool's position
+        self.position_by_name: dict[str, int] = {}
+        #: a normal form -> the positions of the tools with a name or alias of that form
+        self.positions_by_key: dict[str, list[int]] = {}
+        for i, t in enumerate(tools):
+            for label in (t.name, *t.aliases):
+                self.position_by_name.setdefault(label, i)
+                found = self.positions_by_key.setdefault(cached_key(label), [])
+                if i not in found:
+                    found.append(i)
+        self._named_by_key: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            self._named_by_key.setdefault(key, []).append(i)
+        #: a normal form only one tool has -> that tool's position
+        self.position_by_key: dict[str, int] = {k: p[0] for k, p in self.positions_by_key.items() if len(p) == 1}
         # every canonical key on its own line, for C-speed glob scans (keys hold no newline)
         self.keys_text = "\n" + "\n".join(keys) + "\n"
         positions_by_declared: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
@@ -102,7 +109,7 @@ class ToolIndex:
                 if sub not in seen:
                     out |= self._expand_group(sub, registered, declared, seen)
                 continue
-            i = self.position_by_key.get(name_key(member))
+            i = self.position(member)
             if i is not None:
                 out.add(i)
         return out
@@ -113,8 +120,23 @@ class ToolIndex:
         if found is None:
             # "\n" first: the regex engine then jumps from line start to line start
             keys = re.compile(f"\n((?:{regex}))(?=\n)").findall(self.keys_text)
-            found = self._glob_matches[regex] = list(map(self.position_by_key.__getitem__, keys))
+            found = self._glob_matches[regex] = sorted({i for k in keys for i in self._named_by_key[k]})
         return found
+
+    def position(self, entry: str) -> int | None:
+        """The tool ``entry`` names: its exact name or alias wins; otherwise its normal form,
+        if exactly one tool has it."""
+        found = self.position_by_name.get(entry)
+        if found is None:
+            found = self.position_by_key.get(cached_key(entry))
+        return found
+
+    def ambiguous(self, entry: str) -> list[str]:
+        """The tools an entry could mean when its normal form is shared (else ``[]``)."""
+        if self.position(entry) is not None:
+            return []
+        found = self.positions_by_key.get(cached_key(entry), [])
+        return sorted((self.tools[i].name for i in found), key=str.casefold) if len(found) > 1 else []
 
     def valid_groups(self) -> str:
         names = sorted(self.group_display_names.values(), key=str.casefold)

@@ -1,0 +1,141 @@
+"""Channels: the protocol a channel implements, what a request and a reply carry, collecting them.
+
+A channel declares what it can do in ``capabilities`` (the ``message`` tool's action names,
+plus ``notify`` for ``notify_user`` and ``receipt`` for delivery receipts); a tool refuses an
+action the channel does not declare, naming the channel, instead of failing inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pegboard import StashKey
+
+if TYPE_CHECKING:
+    from pegboard import Pegboard, ToolContext
+
+#: The ``message`` tool's actions, exactly as OpenClaw lists them.
+MESSAGE_ACTIONS: tuple[str, ...] = (
+    "send", "poll", "react", "reactions", "read", "edit", "delete", "pin", "unpin", "list-pins",
+    "permissions", "thread-create", "thread-list", "thread-reply", "search", "sticker", "member-info",
+    "role-info", "emoji-list", "emoji-upload", "sticker-upload", "role-add", "role-remove", "channel-info",
+    "channel-list", "voice-status", "event-list", "event-create", "timeout", "kick", "ban",
+)
+#: Actions that only look: they never ask by default.
+READING_ACTIONS = frozenset({
+    "reactions", "read", "list-pins", "permissions", "thread-list", "search", "member-info", "role-info",
+    "emoji-list", "channel-info", "channel-list", "voice-status", "event-list", "receipt", "status",
+})
+#: Actions that put a message in front of someone: the ones a chat-bound session keeps to its target.
+SENDING_ACTIONS = frozenset({"send", "poll", "sticker", "thread-create", "thread-reply", "notify"})
+OTHER_CAPABILITIES = ("notify", "receipt", "status")
+
+
+@dataclass(frozen=True)
+class ChannelRequest:
+    """One action for a channel. ``target`` is a recipient or room as the channel spells it."""
+
+    action: str
+    target: str | None = None
+    text: str | None = None
+    title: str | None = None
+    message_id: str | None = None
+    thread_id: str | None = None
+    thread_name: str | None = None
+    emoji: str | None = None
+    query: str | None = None
+    limit: int | None = None
+    attachments: tuple[Path, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChannelReply:
+    """What a channel answers: the id it gave a message, items it read, a short summary."""
+
+    message_id: str | None = None
+    thread_id: str | None = None
+    items: Sequence[Mapping[str, Any]] = ()
+    summary: str = ""
+    status: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ChannelError(Exception):
+    """A channel that failed. ``error_kind``: ``channel_down`` (cannot connect), ``rejected`` (the
+    service refused), ``invalid_target``, ``not_found`` or ``channel_error``."""
+
+    def __init__(self, message: str, error_kind: str = "channel_error") -> None:
+        super().__init__(message)
+        self.error_kind = error_kind
+
+
+@runtime_checkable
+class Channel(Protocol):
+    """What ``register_channels`` registers."""
+
+    name: str
+    capabilities: frozenset[str]
+
+    def unavailable_reason(self, context: ToolContext) -> str | None:
+        """``None`` when the channel is configured here, else why not (no server, no key)."""
+        ...
+
+    def secrets(self, context: ToolContext) -> Sequence[str]:
+        """Credential values of this channel, kept out of every result, event and stored copy."""
+        ...
+
+    async def perform(self, request: ChannelRequest, context: ToolContext) -> ChannelReply:
+        """Carry out ``request`` (its action is one of ``capabilities``); raise ``ChannelError``."""
+        ...
+
+
+@dataclass
+class Channels:
+    by_name: dict[str, Channel] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+CHANNELS: StashKey[Channels] = StashKey("pegboard_messaging.channels")
+
+
+def collect_channels(pegboard: Pegboard) -> Channels:
+    """Every channel the plugins of ``pegboard`` register, in registration order (cached)."""
+    found = pegboard.stash.get(CHANNELS)
+    if found is not None:
+        return found
+    found = Channels()
+
+    def register(channel: Any) -> None:
+        if not isinstance(channel, Channel):
+            found.warnings.append(f"register_channels: {channel!r} is not a messaging Channel (ignored)")
+        elif channel.name in found.by_name:
+            found.warnings.append(f"message channel {channel.name!r} is registered twice; the second is ignored")
+        else:
+            found.by_name[channel.name] = channel
+
+    errors: list[Any] = []
+    pegboard.hooks.all_sync("register_channels", errors, register=register, pegboard=pegboard)
+    found.warnings += [f"plugin {e.plugin}: register_channels failed: {e.error}" for e in errors]
+    for warning in found.warnings:
+        if warning not in pegboard.warnings:
+            pegboard.warnings.append(warning)
+    pegboard.stash[CHANNELS] = found
+    return found
+
+
+__all__ = [
+    "CHANNELS",
+    "MESSAGE_ACTIONS",
+    "READING_ACTIONS",
+    "SENDING_ACTIONS",
+    "Channel",
+    "ChannelError",
+    "ChannelReply",
+    "ChannelRequest",
+    "Channels",
+    "collect_channels",
+]
