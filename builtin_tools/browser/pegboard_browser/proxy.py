@@ -78,6 +78,8 @@ class GuardProxy:
             await self._handle(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
+        except asyncio.CancelledError:  # the proxy closes: the connection ends here, quietly
+            pass
         finally:
             if task is not None:
                 self._tasks.discard(task)
