@@ -39,7 +39,13 @@ CHROMIUM_FLAGS = (
     "--disable-quic",
     "--disable-gpu",
     "--no-default-browser-check",
-    "--disable-features=MediaRouter,OptimizationHints,Translate",
+    "--disable-client-side-phishing-detection",
+    "--disable-default-apps",
+    "--disable-domain-reliability",
+    "--no-pings",
+    "--disable-breakpad",
+    "--disable-features=MediaRouter,OptimizationHints,Translate,AutofillServerCommunication,"
+    "CertificateTransparencyComponentUpdater,SafeBrowsing,NetworkTimeServiceQuerying,SigninInterception",
 )
 REFUSED_SCHEMES = ("file:", "chrome:", "javascript:", "chrome-extension:", "devtools:", "view-source:", "about:")
 ALLOWED_ABOUT = ("about:blank",)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 REF_ATTRIBUTE = "data-pegboard-ref"
-_REF = re.compile(r"^e?(\d{1,7})$")
+_REF = re.compile(r"^e?([0-9]{1,7})$")
 
 WALK_JS = r"""
 (opts) => {
