@@ -83,3 +83,22 @@ def test_http_and_blank_are_opened() -> None:
     assert scheme_refusal("https://example.com/") is None
     assert scheme_refusal("http://127.0.0.1:8000/") is None
     assert scheme_refusal("about:blank") is None
+
+
+def test_the_engine_command_says_what_it_found_or_why_not(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    pegboard_cmd = Path(sys.executable).with_name("pegboard")
+    config = tmp_path / "pegboard.json"
+    config.write_text(json.dumps({"browser": {"executablePath": str(tmp_path / "no-chromium")}}))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PEGBOARD_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run([str(pegboard_cmd), "browser", "engine", "--json", "--config", str(config)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    info = json.loads(out.stdout)
+    assert info["available"] is False and "executablePath" in info["reason"]
+    explain = subprocess.run([str(pegboard_cmd), "tools", "--explain", "--config", str(config)],
+                             capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    line = next(line for line in explain.stdout.splitlines() if " browser " in f" {line} ")
+    assert "executablePath" in line and "disabled" in line
