@@ -188,7 +188,7 @@ async def _browser_action(input: BrowserInput, ctx: ToolContext, settings: Brows
         return ToolResult.from_text(f"browser of profile {profile.name} {'stopped' if stopped else 'was not running'}",
                                     structured={"profile": profile.name, "running": False})
     browser = running or await runtime.start(profile, store.user_data_dir(profile.name),
-                                             lambda host: _deny_reason(state, host))
+                                             lambda host: _deny_reason(runtime.holder["call"], host))
     if input.action == "start":
         return _status(runtime, profile, settings, browser)
     handler = _HANDLERS[input.action]

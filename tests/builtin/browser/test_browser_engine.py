@@ -230,3 +230,24 @@ async def test_session_close_runs_even_when_the_page_hangs(tmp_path: Path) -> No
             await asyncio.sleep(0.3)
         result = await asyncio.wait_for(task, 10)
         assert result.is_error  # the closed browser ends the call with a result, not an exception
+
+
+async def test_deny_rules_block_subresources_and_show_them_in_the_console(tmp_path: Path) -> None:
+    from tests.builtin.web.server import Reply
+
+    with site() as srv:
+        port = srv.server_address[1]
+        srv.route("/with-denied-parts", Reply(body=(
+            f"<title>Parts</title><img src='http://localhost:{port}/pixel-denied' alt='x'>"
+            f"<iframe src='http://localhost:{port}/frame-denied'></iframe><p>main</p>").encode()))
+        pb = board(srv, tmp_path, mode="bypassPermissions", private=["127.0.0.1", "localhost"],
+                   rules={"deny": ["Browser(domain:localhost)"]})
+        async with pb.session(cwd=tmp_path) as s:
+            opened = await s.call("browser", {"action": "open", "url": srv.url("/with-denied-parts")})
+            assert not opened.is_error, opened.text
+            await s.call("browser", {"action": "act", "kind": "wait", "timeMs": 300})
+            console = await s.call("browser", {"action": "console", "level": "blocked"})
+            assert "pixel-denied" in console.text and "Browser(domain:localhost)" in console.text
+            assert "frame-denied" in console.text
+            assert srv.hits("/pixel-denied") == 0 and srv.hits("/frame-denied") == 0
+            assert srv.hits("/with-denied-parts") == 1
