@@ -14,14 +14,13 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pegboard_browser.profiles import Profile, ProfileError
+from pegboard_browser.profiles import Profile, ProfileError, port_free
 from pegboard_browser.proxy import Blocked, GuardProxy
 from pegboard_browser.settings import DEFAULT_EXECUTABLES, BrowserSettings
 
@@ -99,15 +98,6 @@ class Tab:
     console: deque[ConsoleEntry]
     dialog_answer: tuple[bool, str | None] | None = None
     events: list[str] = field(default_factory=list)
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def pids_listening(port: int) -> list[int]:
@@ -319,7 +309,7 @@ class BrowserRuntime:
                 if executable is None:
                     raise EngineError(how, "engine_unavailable")
                 assert profile.port is not None
-                if not _port_free(profile.port):
+                if not port_free(profile.port):
                     raise EngineError(
                         f"port {profile.port} of profile {profile.name} is in use (another browser on this profile, "
                         "or an orphan): stop it, or end an orphan with action=reset-profile", "port_in_use")

@@ -107,9 +107,10 @@ class ProfileStore:
             entry["cdpUrl"] = cdp_url
         else:
             used = {p.port for p in profiles.values() if p.port is not None}
-            port = next((n for n in range(PORT_MIN, PORT_MAX + 1) if n not in used), None)
+            port = next((n for n in range(PORT_MIN, PORT_MAX + 1) if n not in used and port_free(n)), None)
             if port is None:
-                raise ProfileError(f"every port in {PORT_MIN}-{PORT_MAX} is taken by a profile; delete one first",
+                raise ProfileError(f"every port in {PORT_MIN}-{PORT_MAX} is taken by a profile or in use; delete "
+                                   "a profile or end what holds the ports first",
                                    "no_free_port")
             entry["cdpPort"] = port
         if color:
@@ -138,9 +139,21 @@ class ProfileStore:
         return profile
 
 
+def port_free(port: int) -> bool:
+    """Whether nothing listens on ``port`` of 127.0.0.1 now."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def check_name(name: str) -> None:
     if not PROFILE_NAME.match(name):
         raise ProfileError(f"invalid profile name {name!r}: use 1 to 64 characters of a-z, 0-9 and '-'")
 
 
-__all__ = ["Profile", "ProfileError", "ProfileStore", "check_name"]
+__all__ = ["Profile", "ProfileError", "ProfileStore", "check_name", "port_free"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import shutil
+import socket
 from typing import Any
 
 import pytest
@@ -66,12 +68,28 @@ def site() -> LocalServer:
     return srv
 
 
+def free_profile_port() -> int:
+    """A port of the profile range nothing listens on, picked at random: test processes running
+    side by side (pytest -n) must not start two browsers on one port."""
+    ports = list(range(18800, 18900))
+    random.shuffle(ports)
+    for port in ports:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("every port of 18800-18899 is in use")
+
+
 def board(srv: LocalServer, tmp: Any, *, rules: dict[str, list[str]] | None = None,
           mode: str = "default", private: list[str] | None = None, **browser: Any) -> Pegboard:
     config: dict[str, Any] = {
         "permissions": {"defaultMode": mode, **(rules or {})},
         "browser": {"allowPrivateHosts": private if private is not None else ["127.0.0.1"],
-                    "navigationTimeoutMs": 10_000, "actionTimeoutMs": 5_000, **browser},
+                    "navigationTimeoutMs": 10_000, "actionTimeoutMs": 5_000,
+                    "profiles": {"chrome": {"cdpPort": free_profile_port()}}, **browser},
     }
     return isolated_pegboard(pegboard_browser, FamilyPlugin(), config=config, cwd=tmp,
                              env={"PEGBOARD_DATA_DIR": str(tmp / "data"), "HOME": str(tmp)})
