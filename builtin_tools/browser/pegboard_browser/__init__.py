@@ -138,7 +138,7 @@ async def browser(input: BrowserInput, ctx: ToolContext) -> ToolResult:
 
 def availability(pegboard: Pegboard) -> str | None:
     """Why the browser cannot run here, or ``None``: off, no Playwright, or no Chromium."""
-    from pegboard_browser.engine import find_chromium, playwright_missing
+    from pegboard_browser.discovery import find_chromium, playwright_missing
 
     settings: BrowserSettings = pegboard.settings(SETTINGS_KEY)
     if not settings.enabled:
@@ -152,7 +152,7 @@ def availability(pegboard: Pegboard) -> str | None:
 
 def engine_report(pegboard: Pegboard) -> str:
     """One line for doctor-like output: the engine the browser tool found, or why none."""
-    from pegboard_browser.engine import find_chromium, playwright_missing
+    from pegboard_browser.discovery import find_chromium, playwright_missing
 
     settings: BrowserSettings = pegboard.settings(SETTINGS_KEY)
     missing = playwright_missing()

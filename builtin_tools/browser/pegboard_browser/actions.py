@@ -197,7 +197,7 @@ async def _browser_action(input: BrowserInput, ctx: ToolContext, settings: Brows
 
 def _status(runtime: BrowserRuntime, profile: Profile, settings: BrowserSettings,
             running: ProfileBrowser | None) -> ToolResult:
-    from pegboard_browser.engine import find_chromium
+    from pegboard_browser.discovery import find_chromium
 
     exe, how = find_chromium(settings)
     data: dict[str, Any] = {

@@ -14,7 +14,7 @@ def engine_info(settings: Any) -> dict[str, Any]:
     """The engine as data: found or not, the Chromium path and how it was found, Playwright's version."""
     import subprocess
 
-    from pegboard_browser.engine import find_chromium, playwright_missing
+    from pegboard_browser.discovery import find_chromium, playwright_missing
 
     missing = playwright_missing()
     executable, how = find_chromium(settings)

@@ -13,16 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pegboard_browser.discovery import find_chromium
 from pegboard_browser.profiles import Profile, ProfileError, port_free
 from pegboard_browser.proxy import Blocked, GuardProxy
-from pegboard_browser.settings import DEFAULT_EXECUTABLES, BrowserSettings
+from pegboard_browser.settings import BrowserSettings
 
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page, Playwright, Request, Route
@@ -56,30 +56,6 @@ class EngineError(Exception):
     def __init__(self, message: str, kind: str = "browser_error") -> None:
         super().__init__(message)
         self.kind = kind
-
-
-def find_chromium(settings: BrowserSettings) -> tuple[str | None, str]:
-    """The Chromium to start and how it was found, or ``None`` and why there is none."""
-    if settings.executablePath:
-        path = settings.executablePath
-        found = shutil.which(path)
-        if found:
-            return found, f"browser.executablePath {path}"
-        return None, f"browser.executablePath {path!r} is not an executable file"
-    for name in DEFAULT_EXECUTABLES:
-        found = shutil.which(name)
-        if found:
-            return found, f"{name} on PATH ({found})"
-    return None, ("no Chromium found: install Debian's chromium package (apt-get install chromium) or set "
-                  "browser.executablePath")
-
-
-def playwright_missing() -> str | None:
-    import importlib.util
-
-    if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is not installed (pip install playwright; no browser download is needed)"
-    return None
 
 
 @dataclass
@@ -417,9 +393,7 @@ __all__ = [
     "EngineError",
     "ProfileBrowser",
     "Tab",
-    "find_chromium",
     "pids_listening",
-    "playwright_missing",
     "process_command",
     "scheme_refusal",
 ]
