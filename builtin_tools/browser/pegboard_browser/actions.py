@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -461,7 +462,7 @@ async def _act(input: BrowserInput, ctx: ToolContext, s: BrowserSettings, b: Pro
             return _fail(f"act {kind} did not finish within {timeout:,} ms: {text}", "timeout", targetId=tab.id)
         return _fail(f"act {kind} failed: {text}", "act_failed", targetId=tab.id)
     await asyncio.sleep(0.05)
-    with _suppress():
+    with contextlib.suppress(Exception):
         await page.wait_for_load_state("domcontentloaded", timeout=min(timeout, 5000))
     extra: dict[str, Any] = {"kind": kind}
     head = f"act {kind} done"
@@ -474,14 +475,6 @@ async def _act(input: BrowserInput, ctx: ToolContext, s: BrowserSettings, b: Pro
     elif value is not None:
         extra["value"] = value
     return await _page_result(tab, head, extra)
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], Exception)  # type: ignore[arg-type]
 
 
 async def _wait(input: BrowserInput, tab: Tab, s: BrowserSettings) -> None:
@@ -567,10 +560,8 @@ async def _dialog(input: BrowserInput, ctx: ToolContext, s: BrowserSettings, b: 
         return _fail("action=dialog needs accept (true or false), and promptText for a prompt", "missing_field")
     tab = b.tab(input.targetId)
     tab.dialog_answer = (input.accept, input.promptText)
-    what = "accept" + (f" with {input.promptText!r}" if input.promptText else "") if input.accept else "dismiss"
-    return ToolResult.from_text(f"the next dialog in {tab.id} will be {what}ed" if not input.accept
-                                else f"the next dialog in {tab.id} will be accepted"
-                                + (f" with {input.promptText!r}" if input.promptText else ""),
+    what = "accepted" + (f" with {input.promptText!r}" if input.promptText else "") if input.accept else "dismissed"
+    return ToolResult.from_text(f"the next dialog in {tab.id} will be {what}",
                                 structured={"targetId": tab.id, "accept": input.accept})
 
 
