@@ -25,6 +25,7 @@ from pegboard import (
     ConfigSectionRegister,
     SessionKey,
     SystemClock,
+    TextBlock,
     ToolContext,
     ToolRegister,
     ToolResult,
@@ -110,7 +111,9 @@ const __pb = (() => {
     waiting.set(id, { resolve, reject });
     write({ t: "call", id, tool, input: input === undefined ? {} : input });
   });
-  const tools = new Proxy({}, { get: (_t, name) => typeof name === "string" ? (input) => call(name, input) : undefined });
+  const tools = new Proxy({}, {
+    get: (_t, name) => typeof name === "string" ? (input) => call(name, input) : undefined,
+  });
   return { write, initial, tools };
 })();
 delete globalThis.Worker;
@@ -297,8 +300,12 @@ async def codemode(input: CodemodeInput, ctx: ToolContext) -> ToolResult:
     limits = Limits(wall_seconds=settings.timeoutSeconds, memory_mib=settings.memoryMiB,
                     output_chars=settings.maxOutputChars, max_calls=settings.maxCalls)
     session = ctx.session
-    stored: dict[str, Any] = dict(session.state[STORE]) if session is not None else {}
-    clock: Clock = session.state.get(CLOCK) if session is not None else None
+    stored: dict[str, Any] = {}
+    clock: Clock | None = None
+    if session is not None:
+        current: dict[str, Any] = session.state[STORE]
+        stored = dict(current)
+        clock = session.state.get(CLOCK)
     log: list[dict[str, Any]] = []
 
     async def call(name: str, tool_input: Any) -> InnerAnswer:
@@ -315,7 +322,7 @@ async def codemode(input: CodemodeInput, ctx: ToolContext) -> ToolResult:
         if size > settings.maxStoreChars:
             note = (f"\n[store not saved: {size:,} characters is over tools.codemode.maxStoreChars "
                     f"({settings.maxStoreChars:,})]")
-            result.content.append(type(result.content[0])(text=note)) if result.content else None
+            result.content.append(TextBlock(text=note))
         elif outcome.status in ("ok", "error"):
             session.state[STORE] = outcome.store
     return result

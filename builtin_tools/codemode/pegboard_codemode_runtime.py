@@ -28,6 +28,8 @@ FRAME = "\x1e"
 DENO_FLAGS = ("run", "--no-prompt", "--no-remote", "--no-npm", "--no-config", "--cached-only")
 #: stderr kept for diagnosing a failed start or a crash
 STDERR_CHARS = 4_000
+#: how often the wall limit looks at the clock while the program is quiet
+CLOCK_TICK = 0.2
 
 
 class Clock(Protocol):
@@ -175,44 +177,71 @@ async def _converse(
     pending: set[asyncio.Task[None]],
 ) -> RunOutcome | None:
     assert proc.stdout is not None
-    while True:
-        left = deadline - clock.now()
-        if left <= 0:
-            return RunOutcome(status="timeout")
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), timeout=left)
-        except TimeoutError:
-            return RunOutcome(status="timeout")
-        except ValueError:  # a line longer than the stream limit
-            run.add_output("[a line of more than 64 MiB was dropped]\n")
-            continue
-        if not line:
-            return None
-        text = line.decode("utf-8", errors="replace")
-        frame = _frame(text)
-        if frame is None:
-            run.add_output(text)
-            continue
-        kind = frame.get("t")
-        if kind == "log":
-            run.add_output(str(frame.get("text", "")) + "\n")
-        elif kind == "call":
-            run.calls += 1
-            if run.calls > run.limits.max_calls:
-                return RunOutcome(status="calls")
-            task = asyncio.ensure_future(_answer(proc, frame, call))
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-        elif kind == "done":
-            store = frame.get("store")
-            return RunOutcome(
-                status="ok" if frame.get("ok") else "error",
-                value=frame.get("value"),
-                error=str(frame.get("error") or ""),
-                store=store if isinstance(store, dict) else None,
-            )
-        else:
-            run.add_output(text)
+    stdout = proc.stdout
+    reader: asyncio.Future[bytes] | None = None
+    try:
+        while True:
+            left = deadline - clock.now()
+            if left <= 0:
+                return RunOutcome(status="timeout")
+            if reader is None:
+                reader = asyncio.ensure_future(stdout.readline())
+            done, _ = await asyncio.wait({reader}, timeout=min(left, CLOCK_TICK))
+            if not done:  # look at the clock again: an injected one may have moved
+                continue
+            line_task, reader = reader, None
+            outcome = _handle(line_task, proc, run, call, pending)
+            if outcome is not _GO_ON:
+                return outcome if isinstance(outcome, RunOutcome) else None
+    finally:
+        if reader is not None:
+            reader.cancel()
+
+
+_GO_ON = object()
+
+
+def _handle(
+    line_task: asyncio.Future[bytes],
+    proc: asyncio.subprocess.Process,
+    run: _Run,
+    call: InnerCall,
+    pending: set[asyncio.Task[None]],
+) -> object:
+    """One line of the program's stdout: ``_GO_ON``, a ``RunOutcome``, or ``None`` at its end."""
+    try:
+        line = line_task.result()
+    except ValueError:  # a line longer than the stream limit
+        run.add_output("[a line of more than 64 MiB was dropped]\n")
+        return _GO_ON
+    if not line:
+        return None
+    text = line.decode("utf-8", errors="replace")
+    frame = _frame(text)
+    if frame is None:
+        run.add_output(text)
+        return _GO_ON
+    kind = frame.get("t")
+    if kind == "log":
+        run.add_output(str(frame.get("text", "")) + "\n")
+    elif kind == "call":
+        run.calls += 1
+        if run.calls > run.limits.max_calls:
+            return RunOutcome(status="calls")
+        task = asyncio.ensure_future(_answer(proc, frame, call))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    elif kind == "done":
+        store = frame.get("store")
+        return RunOutcome(
+            status="ok" if frame.get("ok") else "error",
+            value=frame.get("value"),
+            error=str(frame.get("error") or ""),
+            store=store if isinstance(store, dict) else None,
+        )
+    else:
+        run.add_output(text)
+    return _GO_ON
 
 
 def _frame(text: str) -> dict[str, Any] | None:
