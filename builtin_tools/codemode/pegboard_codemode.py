@@ -91,8 +91,11 @@ const __pb = (() => {
   (async () => {
     const dec = new TextDecoder();
     let buf = "";
-    for await (const chunk of Deno.stdin.readable) {
-      buf += dec.decode(chunk, { stream: true });
+    const chunk = new Uint8Array(1 << 16);
+    for (;;) {
+      const n = await Deno.stdin.read(chunk);
+      if (n === null) break;
+      buf += dec.decode(chunk.subarray(0, n), { stream: true });
       let nl;
       while ((nl = buf.indexOf("\n")) >= 0) {
         const msg = JSON.parse(buf.slice(0, nl));
