@@ -49,8 +49,6 @@ _SELF = re.compile(r"[^a-z0-9]")
 class CodemodeSettings(BaseModel):
     """``tools.codemode``: the runtime's limits."""
 
-    mode: Annotated[str, NEUTRAL] = Field(default="on", pattern="^(on|only)$",
-                                          description="on: beside the other tools; only: see docs/tools.md")
     timeoutSeconds: Annotated[float, NEUTRAL] = Field(default=30.0, gt=0, le=3600,
                                                       description="wall time of one program")
     memoryMiB: Annotated[int, NEUTRAL] = Field(default=256, ge=16, le=16384, description="V8 heap cap")
