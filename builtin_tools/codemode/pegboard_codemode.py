@@ -147,6 +147,23 @@ def module_text(code: str) -> str:
     return PRELUDE.replace("/*__PROGRAM__*/", code, 1)
 
 
+#: the 1-based line of the module where the program's first line is
+PROGRAM_LINE = PRELUDE.split("/*__PROGRAM__*/", 1)[0].count("\n") + 1
+_LOCATION = re.compile(r"file://\S*?main\.ts:(\d+):(\d+)")
+_CODE_FRAME = re.compile(r"^\s*\d*\s*\|")
+
+
+def program_locations(text: str, lines: int) -> str:
+    """Deno's ``file:///tmp/.../main.ts:61:11`` as ``program:1:11`` (no host path, the program's own lines)."""
+
+    def place(m: re.Match[str]) -> str:
+        line = int(m.group(1)) - PROGRAM_LINE + 1
+        return f"program:{line}:{m.group(2)}" if 1 <= line <= lines else "codemode prelude"
+
+    kept = [line for line in text.splitlines() if not _CODE_FRAME.match(line)]
+    return _LOCATION.sub(place, "\n".join(kept))
+
+
 def _settings(ctx: ToolContext) -> CodemodeSettings:
     if ctx.pegboard is None:
         return CodemodeSettings()
@@ -226,7 +243,7 @@ _ENDINGS = {
 }
 
 
-def _report(outcome: RunOutcome, settings: CodemodeSettings, log: list[dict[str, Any]]) -> ToolResult:
+def _report(outcome: RunOutcome, settings: CodemodeSettings, log: list[dict[str, Any]], lines: int) -> ToolResult:
     structured = {"status": outcome.status, "value": outcome.value, "output": outcome.output,
                   "output_truncated": outcome.output_truncated, "calls": log,
                   "elapsed_seconds": round(outcome.elapsed, 3)}
@@ -241,14 +258,14 @@ def _report(outcome: RunOutcome, settings: CodemodeSettings, log: list[dict[str,
         parts.append(f"Result ({calls}): {value}")
         return ToolResult.from_text(redact("\n".join(parts)), structured=redact_value(structured))
     if outcome.status == "error":
-        parts.append(f"The program threw ({calls}): {outcome.error}")
+        parts.append(f"The program threw ({calls}): {program_locations(outcome.error, lines)}")
         return ToolResult.refusal("tool_error", redact("\n".join(parts)), error_kind="program_error",
                                   codemode=redact_value(structured))
     reason, template = _ENDINGS[outcome.status]
-    stderr = outcome.stderr.strip().splitlines()
+    stderr = program_locations(outcome.stderr.strip(), lines).splitlines()[-8:]
     message = template.format(limit=settings.timeoutSeconds, mib=settings.memoryMiB, calls=settings.maxCalls,
-                              stderr=" ".join(stderr[-3:]) or "no message")
-    parts.append(f"{message} {calls} ran before that.")
+                              stderr="\n".join(stderr) or "no message")
+    parts.append(f"{message}\n{calls} ran before that.")
     return ToolResult.refusal(reason, redact("\n".join(parts)), error_kind=outcome.status,
                               codemode=redact_value(structured))
 
@@ -317,7 +334,7 @@ async def codemode(input: CodemodeInput, ctx: ToolContext) -> ToolResult:
                                     store=stored, clock=clock or SystemClock())
     except OSError as exc:
         return ToolResult.refusal("unavailable", f"Deno could not start: {exc}", error_kind="unavailable")
-    result = _report(outcome, settings, log)
+    result = _report(outcome, settings, log, input.code.count("\n") + 1)
     if outcome.store is not None and session is not None:
         size = len(json.dumps(outcome.store, ensure_ascii=False, default=str))
         if size > settings.maxStoreChars:

@@ -248,3 +248,13 @@ def test_declarations_describe_the_callable_tools(tmp_path: Path) -> None:
 def test_codemode_is_optional(tmp_path: Path) -> None:
     pb = isolated_pegboard(cm, Tools(), cwd=tmp_path)
     assert "codemode" not in [t.name for t in pb.enabled_tools()]
+
+
+def test_errors_name_the_program_line_and_no_host_path(tmp_path: Path) -> None:
+    pb = board(tmp_path, Tools())
+    syntax = asyncio.run(run(pb, "const a = 1;\nconst x = ;"))
+    assert syntax.is_error and syntax.metadata["error_kind"] == "crashed"
+    assert "program:2:11" in syntax.content[0].text and "main.ts" not in syntax.content[0].text
+    thrown = asyncio.run(run(pb, "\nnull.x"))
+    assert thrown.metadata["error_kind"] == "program_error"
+    assert "program:2:6" in thrown.content[0].text and "file://" not in thrown.content[0].text
