@@ -176,26 +176,36 @@ async def _converse(
     deadline: float,
     pending: set[asyncio.Task[None]],
 ) -> RunOutcome | None:
+    """Read frames until the program is done; a watchdog on ``clock`` kills it at the deadline
+    (so reading a line costs no timer of its own)."""
     assert proc.stdout is not None
     stdout = proc.stdout
-    reader: asyncio.Future[bytes] | None = None
+    expired = asyncio.Event()
+    watchdog = asyncio.ensure_future(_watch(proc, clock, deadline, expired))
     try:
         while True:
-            left = deadline - clock.now()
-            if left <= 0:
+            line = asyncio.get_running_loop().create_future()
+            try:
+                line.set_result(await stdout.readline())
+            except ValueError as exc:  # a line longer than the stream limit
+                line.set_exception(exc)
+            if expired.is_set():
                 return RunOutcome(status="timeout")
-            if reader is None:
-                reader = asyncio.ensure_future(stdout.readline())
-            done, _ = await asyncio.wait({reader}, timeout=min(left, CLOCK_TICK))
-            if not done:  # look at the clock again: an injected one may have moved
-                continue
-            line_task, reader = reader, None
-            outcome = _handle(line_task, proc, run, call, pending)
+            outcome = _handle(line, proc, run, call, pending)
             if outcome is not _GO_ON:
+                if outcome is None and expired.is_set():
+                    return RunOutcome(status="timeout")
                 return outcome if isinstance(outcome, RunOutcome) else None
     finally:
-        if reader is not None:
-            reader.cancel()
+        watchdog.cancel()
+
+
+async def _watch(proc: asyncio.subprocess.Process, clock: Clock, deadline: float, expired: asyncio.Event) -> None:
+    while (left := deadline - clock.now()) > 0:
+        await asyncio.sleep(min(left, CLOCK_TICK))
+    expired.set()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 _GO_ON = object()
