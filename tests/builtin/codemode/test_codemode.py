@@ -258,3 +258,21 @@ def test_errors_name_the_program_line_and_no_host_path(tmp_path: Path) -> None:
     thrown = asyncio.run(run(pb, "\nnull.x"))
     assert thrown.metadata["error_kind"] == "program_error"
     assert "program:2:6" in thrown.content[0].text and "file://" not in thrown.content[0].text
+
+
+def test_an_inner_call_that_asks_goes_to_the_sessions_approver(tmp_path: Path) -> None:
+    pb = isolated_pegboard(cm, Tools(), cwd=tmp_path, config={
+        "tools": {"alsoAllow": ["codemode"]}, "permissions": {"ask": ["Echo(text:secret*)"]}})
+    asked: list[str] = []
+
+    def approver(call: Any, decision: Any) -> bool:
+        asked.append(call.input["text"])
+        return call.input["text"] == "secret-ok"
+
+    code = ("const out = []; for (const t of ['plain', 'secret-ok', 'secret-no']) {"
+            " try { out.push((await tools.Echo({text: t})).echo); } catch (e) { out.push(e.reason); } } return out;")
+    result = asyncio.run(run(pb, code, approver=approver))
+    assert value(result) == ["plain", "secret-ok", "not_approved"]
+    assert asked == ["secret-ok", "secret-no"]
+    unapproved = asyncio.run(run(pb, "try { await tools.Echo({text: 'secret'}); } catch (e) { return e.message; }"))
+    assert "Echo" in value(unapproved)
