@@ -276,3 +276,16 @@ def test_an_inner_call_that_asks_goes_to_the_sessions_approver(tmp_path: Path) -
     assert asked == ["secret-ok", "secret-no"]
     unapproved = asyncio.run(run(pb, "try { await tools.Echo({text: 'secret'}); } catch (e) { return e.message; }"))
     assert "Echo" in value(unapproved)
+
+
+def test_concurrent_calls_each_get_their_own_answer(tmp_path: Path) -> None:
+    plug = Tools()
+    pb = board(tmp_path, plug, maxCalls=20)
+    code = "const r = await Promise.all([...Array(20).keys()].map(i => tools.Echo({text: String(i)})));" \
+           " return r.map(x => x.echo);"
+    result = asyncio.run(run(pb, code))
+    assert value(result) == [str(i) for i in range(20)]
+    assert len(result.structured["calls"]) == 20
+    over = asyncio.run(run(pb, "for (let i = 0; i < 25; i++) await tools.Echo({}); return 1;"))
+    assert over.is_error and over.metadata["error_kind"] == "calls"
+    assert "tools.codemode.maxCalls" in over.content[0].text
