@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -34,8 +34,11 @@ from pegboard import (
     tool,
 )
 from pegboard_codemode_declarations import declarations
-from pegboard_codemode_runtime import Clock, InnerAnswer, Limits, RunOutcome, deno_binary, run_program
+from pegboard_codemode_deno import deno_binary
 from pegboard_codemode_source import find_import
+
+if TYPE_CHECKING:  # the runtime imports asyncio: loaded when a program runs, not when tools are listed
+    from pegboard_codemode_runtime import Clock, InnerAnswer, RunOutcome
 
 TOOL_NAME = "codemode"
 SETTINGS_KEY = "tools.codemode"
@@ -201,6 +204,8 @@ def _value_of(result: ToolResult) -> Any:
 
 
 async def _inner_call(ctx: ToolContext, log: list[dict[str, Any]], name: str, tool_input: Any) -> InnerAnswer:
+    from pegboard_codemode_runtime import InnerAnswer
+
     if _is_self(name):
         return InnerAnswer(ok=False, reason="invalid_input",
                            error="codemode cannot call codemode: call the tools directly from this program")
@@ -314,6 +319,8 @@ async def codemode(input: CodemodeInput, ctx: ToolContext) -> ToolResult:
     binary = deno_binary()
     if binary is None:
         return ToolResult.refusal("unavailable", _availability() or "Deno is missing", error_kind="unavailable")
+    from pegboard_codemode_runtime import Limits, run_program
+
     settings = _settings(ctx)
     limits = Limits(wall_seconds=settings.timeoutSeconds, memory_mib=settings.memoryMiB,
                     output_chars=settings.maxOutputChars, max_calls=settings.maxCalls)

@@ -78,19 +78,6 @@ class RunOutcome:
 InnerCall = Callable[[str, Any], Awaitable[InnerAnswer]]
 
 
-def deno_binary() -> str | None:
-    """The Deno executable the ``deno`` wheel installed, or ``None``."""
-    try:
-        import deno
-    except ImportError:
-        return None
-    try:
-        found = str(deno.find_deno_bin())
-    except Exception:
-        return None
-    return found if os.access(found, os.X_OK) else None
-
-
 def command(binary: str, main: Path, limits: Limits) -> list[str]:
     heap = f"--v8-flags=--max-old-space-size={limits.memory_mib},--disallow-code-generation-from-strings"
     return [binary, *DENO_FLAGS, heap, str(main)]

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 import pegboard_codemode as cm
 from pegboard import Pegboard, ToolContext, ToolRegister, hookimpl, tool
 from pegboard.testing import isolated_pegboard
-from pegboard_codemode_runtime import InnerAnswer, Limits, deno_binary, run_program
+from pegboard_codemode_deno import deno_binary
+from pegboard_codemode_runtime import InnerAnswer, Limits, run_program
 
 pytestmark = pytest.mark.skipif(deno_binary() is None, reason="the deno wheel is not installed")
 
