@@ -286,7 +286,7 @@ async def _ask(client: LspClient, method: str, params: Any, settings: LspSetting
 
 @tool(
     name="LSP",
-    groups=["fs", "code"],
+    groups=["fs", "file"],
     permission_family="Read",
     read_only=True,
     idempotent=True,

@@ -43,6 +43,7 @@ class LspClient:
         self._stderr: asyncio.Task[None] | None = None
         self.stderr_tail = b""
         self.opened: dict[str, int] = {}
+        self._stamps: dict[str, tuple[int, int, int]] = {}
 
     @property
     def alive(self) -> bool:
@@ -104,10 +105,16 @@ class LspClient:
         return self.diagnostics.get(uri) if self._published.get(uri, 0) > after else None
 
     async def sync_file(self, path: Path, language_id: str) -> str:
-        """Open ``path`` (or send its current text as a full change); returns its URI."""
+        """Open ``path``, or send its text as a full change when it differs from what the server
+        has; returns its URI."""
         uri = path.as_uri()
-        text = path.read_text(encoding="utf-8", errors="replace")
+        info = path.stat()
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
         version = self.opened.get(uri)
+        if version is not None and self._stamps.get(uri) == stamp:
+            return uri
+        text = path.read_text(encoding="utf-8", errors="replace")
+        self._stamps[uri] = stamp
         if version is None:
             self.opened[uri] = 1
             await self.notify("textDocument/didOpen", {"textDocument": {
