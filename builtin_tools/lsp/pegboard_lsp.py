@@ -11,7 +11,7 @@ import dataclasses
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from pydantic import BaseModel, Field
@@ -30,7 +30,6 @@ from pegboard import (
     resolve_path,
     tool,
 )
-from pegboard_lsp_client import LspClient, LspError
 from pegboard_lsp_servers import (
     LspSettings,
     ServerPool,
@@ -42,6 +41,9 @@ from pegboard_lsp_servers import (
     workspace_root,
 )
 from pegboard_toolkit.toolconfig import tool_failure as _fail
+
+if TYPE_CHECKING:
+    from pegboard_lsp_client import LspClient
 
 SETTINGS_KEY = "tools.lsp"
 OWNER = "pegboard-lsp"
@@ -258,6 +260,8 @@ async def _client_for(
                                   error_kind="server_not_installed", server=name)
     if ctx.session is None:
         return _fail("LSP needs a session (servers live as long as one); run it through Pegboard", "no_session")
+    from pegboard_lsp_client import LspError
+
     root = workspace_root(path, conf, Path(ctx.cwd))
     try:
         client = await ServerPool.of(ctx.session).client(name, conf, argv, root, settings, ctx.env)
@@ -325,6 +329,8 @@ async def lsp(input: LspInput, ctx: ToolContext) -> ToolResult:
     if text is None and input.operation not in ("documentSymbol", "workspaceSymbol"):
         return _fail(f"line {input.line} is past the end of {path} ({len(lines.of(path))} lines)", "invalid_position")
     column = min(input.character - 1, len(text or ""))
+    from pegboard_lsp_client import LspError
+
     try:
         uri = await _open(client, conf, path, settings)
         doc = {"textDocument": {"uri": uri}, "position": {"line": input.line - 1,
@@ -449,6 +455,8 @@ async def diagnostics_after_edit(call: ToolCall, result: ToolResult, ctx: ToolCo
     settings = _settings(ctx)
     if not settings.enabled or not settings.diagnosticsOnEdit:
         return None
+    from pegboard_lsp_client import LspError
+
     cwd = Path(ctx.cwd)
     blocks = []
     for path in _edited_paths(call, result, cwd):
@@ -506,14 +514,14 @@ def availability(pegboard: Pegboard) -> str | None:
     return "no configured language server is installed: " + "; ".join(problems)
 
 
-def engines(pegboard: Pegboard) -> dict[str, str]:
-    """Per configured server: the program found, or why it is missing (for reports)."""
+def engines(pegboard: Pegboard) -> str | None:
+    """Per configured server, the program found or why it is missing (``tools --explain``)."""
     settings: LspSettings = pegboard.settings(SETTINGS_KEY)
-    out = {}
+    out = []
     for name, conf in effective_servers(settings).items():
         argv = resolve_command(conf, settings, os.environ)
-        out[name] = argv if isinstance(argv, str) else " ".join(argv)
-    return out
+        out.append(f"{name}: {argv if isinstance(argv, str) else ' '.join(argv)}")
+    return "; ".join(out) or None
 
 
 @hookimpl
@@ -523,4 +531,5 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 @hookimpl
 def pegboard_ready(pegboard: Pegboard) -> None:
-    pegboard.add_tool(dataclasses.replace(lsp, availability=lambda: availability(pegboard)), owner=OWNER)
+    pegboard.add_tool(dataclasses.replace(lsp, availability=lambda: availability(pegboard),
+                                          engine=lambda: engines(pegboard)), owner=OWNER)

@@ -9,7 +9,6 @@ markers), is restarted once when it dies, and is shut down when the session clos
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
 import os
 import shutil
@@ -17,12 +16,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from pegboard import NEUTRAL, Session, SessionKey, Widens
-from pegboard_lsp_client import LspClient, LspError
+
+if TYPE_CHECKING:
+    from pegboard_lsp_client import LspClient
 
 
 class ServerSettings(BaseModel):
@@ -42,7 +43,7 @@ class ServerSettings(BaseModel):
 
 class LspSettings(BaseModel):
     enabled: Annotated[bool, NEUTRAL] = True
-    servers: dict[str, ServerSettings] = Field(
+    servers: Annotated[dict[str, ServerSettings], Widens.when_set("starts the programs its entries name")] = Field(
         default_factory=dict, description="Language servers by name, merged with the defaults (python, typescript).")
     searchPaths: Annotated[list[str], Widens.when_set("runs server programs found in these directories")] = Field(
         default_factory=list, description="Extra directories searched for a server command.")
@@ -140,7 +141,7 @@ class ServerPool:
     """The servers one session started, keyed by server name and workspace root."""
 
     entries: dict[tuple[str, Path], _Entry] = field(default_factory=dict)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: Any = None
     closed: bool = False
 
     @classmethod
@@ -159,6 +160,12 @@ class ServerPool:
     async def client(self, name: str, conf: ServerSettings, argv: list[str], root: Path,
                      settings: LspSettings, env: Mapping[str, str]) -> LspClient:
         """The running server for ``(name, root)``; started now, or restarted once after a crash."""
+        import asyncio
+
+        from pegboard_lsp_client import LspClient, LspError
+
+        if self.lock is None:
+            self.lock = asyncio.Lock()
         if self.closed:
             raise LspError("the session is closed")
         async with self.lock:
@@ -182,6 +189,8 @@ class ServerPool:
             return client
 
     async def close(self) -> None:
+        import asyncio
+
         self.closed = True
         entries, self.entries = list(self.entries.values()), {}
         await asyncio.gather(*(e.client.shutdown() for e in entries), return_exceptions=True)

@@ -26,7 +26,8 @@ def _pb(root: Path, config: dict[str, Any] | None = None) -> Pegboard:
     return isolated_pegboard(*PLUGINS, cwd=root, config=config or {})
 
 
-EDITS = {"permissions": {"defaultMode": "acceptEdits"}}
+#: A loaded machine (the suite runs on every core) can take seconds to analyse a new file.
+EDITS = {"permissions": {"defaultMode": "acceptEdits"}, "tools": {"lsp": {"diagnosticsTimeout": 30}}}
 
 
 @pytest.fixture
