@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import pegboard_edit
 import pegboard_lsp
@@ -171,3 +174,28 @@ async def test_typescript_definition_and_diagnostics(tmp_path: Path) -> None:
         wrote = await s.call("Write", {"file_path": str(proj / "src" / "bad.ts"),
                                        "content": 'const n: number = "text";\nexport { n };\n'})
         assert "<new-diagnostics>" in wrote.text and "not assignable" in wrote.text
+
+
+@given(st.text(), st.integers(min_value=0, max_value=50))
+def test_utf16_columns_round_trip(text: str, column: int) -> None:
+    column = min(column, len(text))
+    units = pegboard_lsp._to_utf16(text, column)
+    assert pegboard_lsp._from_utf16(text, units) == column
+    assert units >= column
+
+
+async def test_workspace_symbol_and_apply_patch_paths(pkg: Path) -> None:
+    async with _pb(pkg).session() as s:
+        found = await s.call("LSP", {"operation": "workspaceSymbol", "filePath": "demo/use.py", "query": "Square"})
+        if found.is_error:  # python-lsp-server has no workspace/symbol
+            assert found.metadata["error_kind"] == "unsupported" and "workspaceSymbolProvider" in found.text
+        else:
+            assert any(r["name"] == "Square" for r in (found.structured or {})["results"])
+    from pegboard import ToolCall, ToolResult
+    from pegboard_write import write
+
+    patch = "*** Begin Patch\n*** Update File: demo/core.py\n@@\n-x\n+y\n*** Add File: demo/new.py\n+z\n*** End Patch\n"
+    (pkg / "demo" / "new.py").write_text("z\n")
+    call = ToolCall(tool=dataclasses.replace(write, name="ApplyPatch"), input={"input": patch})
+    paths = pegboard_lsp._edited_paths(call, ToolResult.from_text("ok"), pkg)
+    assert paths == [pkg / "demo" / "core.py", pkg / "demo" / "new.py"]
