@@ -254,17 +254,20 @@ async def _client_for(
             "unavailable", f"No language server is configured for {path.name} (configured: {names}). Add one under "
             f"tools.lsp.servers with a command and filePatterns.", error_kind="no_server")
     name, conf = found
+    if ctx.session is None:
+        return _fail("LSP needs a session (servers live as long as one); run it through Pegboard", "no_session")
+    root = workspace_root(path, conf, Path(ctx.cwd))
+    pool = ServerPool.of(ctx.session)
+    if (running := pool.running(name, root)) is not None:
+        return running, conf, name
     argv = resolve_command(conf, settings, ctx.env or os.environ)
     if isinstance(argv, str):
         return ToolResult.refusal("unavailable", f"The {name} language server is unavailable: {argv}.",
                                   error_kind="server_not_installed", server=name)
-    if ctx.session is None:
-        return _fail("LSP needs a session (servers live as long as one); run it through Pegboard", "no_session")
     from pegboard_lsp_client import LspError
 
-    root = workspace_root(path, conf, Path(ctx.cwd))
     try:
-        client = await ServerPool.of(ctx.session).client(name, conf, argv, root, settings, ctx.env)
+        client = await pool.client(name, conf, argv, root, settings, ctx.env)
     except LspError as exc:
         return _fail(str(exc), "server_failed", server=name)
     return client, conf, name
