@@ -154,13 +154,14 @@ class _Render:
     cwd: Path
     lines: _Lines
     hidden: int = 0
+    filtered: bool = True
 
     def location(self, uri: str, rng: dict[str, Any] | None) -> dict[str, Any] | None:
         """A location as file/line/character (1-based); ``None`` when a Read rule hides its file."""
         path = _uri_path(uri)
         start = (rng or {}).get("start") or {}
         line0 = int(start.get("line", 0))
-        if path is not None and not self.ctx.permissions.may_read(path):
+        if path is not None and self.filtered and not self.ctx.permissions.may_read(path):
             self.hidden += 1
             return None
         text = self.lines.line(path, line0) if path is not None else None
@@ -341,7 +342,10 @@ async def lsp(input: LspInput, ctx: ToolContext) -> ToolResult:
         raw = await _run(input, client, method, doc, text or "", column, settings)
     except LspError as exc:
         return _fail(f"The {name} language server failed on {input.operation}: {exc}", "server_failed", server=name)
-    return _result(input, raw, _Render(ctx, cwd, lines), path, settings, name)
+    from pegboard_toolkit.walk import ReadFilter
+
+    render = _Render(ctx, cwd, lines, filtered=ReadFilter(ctx).active)
+    return _result(input, raw, render, path, settings, name)
 
 
 async def _run(input: LspInput, client: LspClient, method: str, doc: dict[str, Any], text: str, column: int,
