@@ -309,6 +309,36 @@ def ensure_system_packages() -> None:
             return
 
 
+#: npm packages installed into .venv/npm when node and npm exist: (package, version spec, what needs it).
+#: TypeScript stays on 5.x: typescript-language-server drives its tsserver.js, which 7.x no longer ships.
+NPM_PACKAGES: list[tuple[str, str, str]] = [
+    ("typescript-language-server", "typescript-language-server@^5", "the LSP tool's TypeScript/JavaScript server"),
+    ("typescript", "typescript@^5", "typescript-language-server"),
+]
+
+
+def ensure_npm_packages() -> None:
+    """Install the missing npm packages under .venv/npm; without node/npm say what will skip."""
+    prefix = VENV / "npm"
+    missing = [spec for pkg, spec, _ in NPM_PACKAGES
+               if not (prefix / "node_modules" / pkg / "package.json").is_file()]
+    if not missing:
+        return
+    if not (shutil.which("node") and shutil.which("npm")):
+        say(f"node/npm not found; {', '.join(missing)} not installed (the tests that need them will skip)")
+        return
+    say(f"installing {', '.join(missing)} from npm into {prefix.relative_to(ROOT)}")
+    cmd = ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(prefix), *missing]
+    print("+", " ".join(cmd), file=sys.stderr, flush=True)
+    try:
+        done = subprocess.run(cmd, check=False, stdin=subprocess.DEVNULL, timeout=600, stdout=sys.stderr)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        say(f"could not install npm packages ({exc}); the tests that need them will skip")
+        return
+    if done.returncode != 0:
+        say(f"could not install npm packages (npm exited {done.returncode}); the tests that need them will skip")
+
+
 def main(argv: list[str]) -> int:
     command = argv[1] if len(argv) > 1 else "start"
     if command == "imports":
@@ -319,6 +349,7 @@ def main(argv: list[str]) -> int:
     setup(force=command == "setup")
     if command in {"setup", "test"}:
         ensure_system_packages()
+        ensure_npm_packages()
     if command == "declarations":
         return write_declarations()
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pegboard.core.results import ImageBlock
+
 if TYPE_CHECKING:
     from pegboard.core.tools import ToolContext
 
@@ -28,13 +30,17 @@ class CompletionRequest:
     ``purpose`` says what the answer is for (``"web_fetch"``, ``"summary"``,
     ``"image_description"``), so a host can choose a model, log or refuse by purpose.
     ``max_chars`` is the answer's size budget: an implementation asks its model for no more,
-    and the kernel cuts a longer answer to it.
+    and the kernel cuts a longer answer to it. ``images`` are pictures the model must see
+    (``ImageBlock``: base64 data and MIME type); an implementation whose model cannot see
+    images returns ``None`` for such a request, so the next one may answer.
     """
 
     prompt: str
     text: str = ""
     purpose: str = ""
     max_chars: int = 4_000
+    images: tuple[ImageBlock, ...] = ()
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_chars <= 0:

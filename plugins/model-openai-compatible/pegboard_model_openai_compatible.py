@@ -41,6 +41,47 @@ class SmallModelSettings(BaseModel):
     )
 
 
+class ImageModelSettings(SmallModelSettings):
+    """The vision-capable model for requests with images (the ``image`` tool); unset, such
+    requests go to ``models.small`` only when ``models.small.vision`` is true."""
+
+
+class SmallModelWithVision(SmallModelSettings):
+    vision: Annotated[bool, NEUTRAL] = Field(
+        default=False, description="The small model can see images (answers requests carrying images).")
+
+
+IMAGE_SETTINGS_KEY = "models.image"
+
+
+def vision_model(context_or_pegboard: Any) -> SmallModelSettings | None:
+    """The configured model that answers requests with images, or ``None``."""
+    image: ImageModelSettings = context_or_pegboard.settings(IMAGE_SETTINGS_KEY)
+    if image.base_url and image.model:
+        return image
+    small: SmallModelWithVision = context_or_pegboard.settings(SETTINGS_KEY)
+    return small if small.vision and small.base_url and small.model else None
+
+
+def vision_unavailable(pegboard: Any) -> str | None:
+    """Why this plugin cannot answer a request with images (read by the ``image`` tool)."""
+    if vision_model(pegboard) is not None:
+        return None
+    return (f"no vision model is configured: set {IMAGE_SETTINGS_KEY}.base_url and {IMAGE_SETTINGS_KEY}.model "
+            f"(or {SETTINGS_KEY}.vision = true for a small model that sees images)")
+
+
+def user_content(request: CompletionRequest, material: str) -> str | list[dict[str, Any]]:
+    """The user message: plain text, or text and ``image_url`` parts (data URLs) with images."""
+    text = request.prompt if not material else f"{request.prompt}\n\n<material>\n{material}\n</material>"
+    if not request.images:
+        return text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    parts += [{"type": "image_url", "image_url": {"url": f"data:{i.mime_type};base64,{i.data}"}}
+              for i in request.images]
+    return parts
+
+
 def endpoint(base_url: str) -> str:
     url = base_url.rstrip("/")
     return url if url.endswith("/chat/completions") else url + "/chat/completions"
@@ -58,34 +99,39 @@ def _answer(data: Any) -> str:
 
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
-    register(ConfigSection(SETTINGS_KEY, SmallModelSettings, description="The small model for quick jobs."))
+    register(ConfigSection(SETTINGS_KEY, SmallModelWithVision, description="The small model for quick jobs."))
+    register(ConfigSection(IMAGE_SETTINGS_KEY, ImageModelSettings,
+                           description="The vision-capable model that answers requests with images."))
 
 
 @hookimpl
 async def complete(request: CompletionRequest, context: ToolContext) -> str | None:
     import httpx
 
-    settings: SmallModelSettings = context.settings(SETTINGS_KEY)
-    if not settings.base_url or not settings.model:
+    chosen = vision_model(context) if request.images else context.settings(SETTINGS_KEY)
+    if chosen is None or not chosen.base_url or not chosen.model:
         return None
+    settings: SmallModelSettings = chosen
+    base_url: str = chosen.base_url
+    where = IMAGE_SETTINGS_KEY if settings is not context.settings(SETTINGS_KEY) else SETTINGS_KEY
     headers = {"Content-Type": "application/json"}
     if settings.api_key_env:
         key = context.env.get(settings.api_key_env)
         if not key:
-            raise RuntimeError(f"{SETTINGS_KEY}.api_key_env names {settings.api_key_env}, which is not set")
+            raise RuntimeError(f"{where}.api_key_env names {settings.api_key_env}, which is not set")
         headers["Authorization"] = f"Bearer {key}"
     material = request.text[: settings.max_input_chars]
-    user = request.prompt if not material else f"{request.prompt}\n\n<material>\n{material}\n</material>"
+    user = user_content(request, material)
     body = {
-        "model": settings.model,
+        "model": request.model or settings.model,
         "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
         "max_tokens": max(64, request.max_chars // 3),
         "temperature": 0,
     }
     async with httpx.AsyncClient(timeout=settings.timeout) as client:
-        response = await client.post(endpoint(settings.base_url), json=body, headers=headers)
+        response = await client.post(endpoint(base_url), json=body, headers=headers)
     if response.status_code != 200:
-        raise RuntimeError(f"the small model at {settings.base_url} answered HTTP {response.status_code}: "
+        raise RuntimeError(f"the model at {settings.base_url} ({where}) answered HTTP {response.status_code}: "
                            f"{response.text[:200]}")
     try:
         data = response.json()

@@ -312,3 +312,35 @@ async def test_a_prompt_delivered_outside_any_request_reaches_the_clients_model(
         assert text_of(await client.call_tool("PromptLater", {"text": "Check hello.txt"})) == "scheduled"
         reply = await client.call_tool("PromptReply", {})
     assert text_of(reply) == "report: True for Check hello.txt"
+
+
+class SeeingModel:
+    """A sampling callback playing a vision model: records each request, says what it saw."""
+
+    def __init__(self) -> None:
+        self.requests: list[types.CreateMessageRequestParams] = []
+
+    async def __call__(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
+        self.requests.append(params)
+        pictures = [b for m in params.messages for b in m.content_as_list if isinstance(b, types.ImageContent)]
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text=f"saw {len(pictures)} picture(s)"),
+            model="eyes")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_image_is_answered_by_the_clients_model_with_image_content(serve_args, workdir, transport):
+    import base64
+
+    from tests.builtin.files import image_bytes
+
+    (Path(workdir) / "dot.png").write_bytes(image_bytes(12, 12))
+    model = SeeingModel()
+    async with connect(transport, serve_args, workdir, sampling_callback=model,
+                       sampling_capabilities=types.SamplingCapability()) as client:
+        result = await client.call_tool("image", {"image": "dot.png", "prompt": "What is it?"})
+    assert not result.is_error, text_of(result)
+    assert text_of(result) == "saw 1 picture(s)"
+    (picture,) = [b for m in model.requests[0].messages for b in m.content_as_list
+                  if isinstance(b, types.ImageContent)]
+    assert picture.mime_type == "image/png" and base64.b64decode(picture.data)[:4] == b"\x89PNG"

@@ -49,7 +49,8 @@ def command(
         data["warnings"] = list(dict.fromkeys([*pb.warnings, *data.get("warnings", [])]))  # all it printed
         if explain:
             data["decisions"] = [
-                {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason} for d in result.decisions
+                {"name": d.name, "enabled": d.enabled, "step": d.step, "reason": d.reason,
+                 "engine": _engine(pb, d.name)} for d in result.decisions
             ]
             data["schema_notes"] = _schema_notes(pb, selection)
         if result.errors:
@@ -63,6 +64,8 @@ def command(
         for d in result.decisions:
             status = "enabled" if d.enabled else "disabled"
             reason = d.reason if (explain or not d.enabled) else ""
+            if explain and (engine := _engine(pb, d.name)):
+                reason += f"; engine: {engine}"
             rows.append([d.name, status, d.step, reason] if explain else [d.name, status, reason])
         print_table(headers, rows)
         if explain:
@@ -72,6 +75,11 @@ def command(
         click.echo(f"error: {error}", err=True)
     if result.errors:
         sys.exit(EXIT_ERROR)
+
+
+def _engine(pb: Pegboard, name: str) -> str | None:
+    tool = pb.tool(name)
+    return tool.engine_report() if tool is not None else None
 
 
 def _schema_notes(pb: Pegboard, selection: Selection) -> list[str]:

@@ -7,7 +7,7 @@ The SDK is imported only here, so stdio serving never pays for it. The endpoint 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,7 +173,7 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
                 )
 
         before = bridge.signature(client) if client is not None else None
-        async def sample(instruction: str, text: str, max_tokens: int) -> str | None:
+        async def sample(instruction: str, text: str, max_tokens: int, images: Sequence[Any] = ()) -> str | None:
             caps = ctx.session.client_capabilities
             if caps is None or caps.sampling is None:
                 return None
@@ -184,11 +184,13 @@ def build_server(bridge: Bridge, version: str = "0.1.0") -> Any:
             message = types.SamplingMessage(
                 role="user", content=types.TextContent(type="text", text=sampling_message(instruction, text))
             )
+            pictures = [types.SamplingMessage(role="user", content=types.ImageContent(
+                type="image", data=i.data, mime_type=i.mime_type)) for i in images]
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     answer = await ctx.session.create_message(
-                        [message], max_tokens=max_tokens, related_request_id=ctx.request_id
+                        [*pictures, message], max_tokens=max_tokens, related_request_id=ctx.request_id
                     )
             except Exception as exc:
                 log.info("sampling failed: %s", exc)

@@ -8,14 +8,15 @@ with no model configured on the server.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from pegboard import CompletionRequest, hookimpl
 
-#: ``sample(instruction, text, max_tokens)``: the client's model's answer, or ``None``.
-Sampler = Callable[[str, str, int], Awaitable["str | None"]]
+#: ``sample(instruction, text, max_tokens, images)``: the client's model's answer, or ``None``;
+#: ``images`` (``ImageBlock``) go first, one user message each, as MCP image content.
+Sampler = Callable[[str, str, int, Sequence[Any]], Awaitable["str | None"]]
 
 CURRENT_SAMPLER: ContextVar[Sampler | None] = ContextVar("pegboard_mcp_sampler", default=None)
 CHARS_PER_TOKEN = 4
@@ -30,7 +31,7 @@ class ClientSampling:
         if sampler is None:
             return None
         max_tokens = max(16, request.max_chars // CHARS_PER_TOKEN)
-        return await sampler(request.prompt, request.text, max_tokens)
+        return await sampler(request.prompt, request.text, max_tokens, request.images)
 
 
 def sampling_message(instruction: str, text: str) -> str:

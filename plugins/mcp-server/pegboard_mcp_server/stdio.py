@@ -28,7 +28,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -541,12 +541,16 @@ class StdioServer:
             return None
         return await self._ask_client("sampling/createMessage", params)
 
-    async def sample(self, instruction: str, text: str, max_tokens: int) -> str | None:
-        """Ask the client's model (MCP sampling); ``None`` when the client cannot or will not."""
+    async def sample(self, instruction: str, text: str, max_tokens: int, images: Sequence[Any] = ()) -> str | None:
+        """Ask the client's model (MCP sampling); ``None`` when the client cannot or will not.
+        Each image goes first as a user message with image content."""
         from pegboard_mcp_server.sampling import sampling_message
 
+        pictures = [{"role": "user", "content": {"type": "image", "data": i.data, "mimeType": i.mime_type}}
+                    for i in images]
         params = {
-            "messages": [{"role": "user", "content": {"type": "text", "text": sampling_message(instruction, text)}}],
+            "messages": [*pictures,
+                         {"role": "user", "content": {"type": "text", "text": sampling_message(instruction, text)}}],
             "maxTokens": max_tokens,
         }
         result = await self.create_message(params)
