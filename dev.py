@@ -260,6 +260,7 @@ def setup(force: bool = True) -> None:
 #: Each line: (command on PATH, Debian package, what needs it).
 SYSTEM_PACKAGES: list[tuple[str, str, str]] = [
     ("bwrap", "bubblewrap", "the sandbox tests"),
+    ("pg_ctlcluster", "postgresql", "the PostgreSQL session store and serve-replica tests"),
 ]
 
 

@@ -691,8 +691,16 @@ class Pegboard:
             errors: list[HookError] = []
             answer = self.hooks.first_sync("session_store", errors, pegboard=self)
             self.warnings.extend(f"plugin {e.plugin}: session_store failed: {e.error}" for e in errors)
+            wanted = self.config.sessions.store
             if answer is not None:
                 self._store = answer
+            elif wanted not in (None, "sqlite"):
+                from pegboard.core.store import SessionStoreError
+
+                why = "; ".join(str(e.error) for e in errors) or (
+                    "no installed plugin supplies it (for postgres: install pegboard-store-postgres)"
+                )
+                raise SessionStoreError(f"sessions.store is {wanted!r} but that store cannot be opened: {why}")
             else:
                 from pegboard.core.sqlitestore import SQLiteSessionStore
                 from pegboard.core.store import STORE_FILE, default_data_dir
