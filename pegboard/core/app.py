@@ -726,11 +726,15 @@ class Pegboard:
         removed: list[str] = []
         store = self.session_store
         open_ids = {s.id for s in self._open_sessions.values()}
-        for record in store.sessions():
-            if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
-                removed.append(record.id)
-                directory = default_data_dir(self.data_env()) / "sessions" / record.id
-                shutil.rmtree(directory, ignore_errors=True)
+        prune = getattr(store, "prune", None)  # a store that deletes them in one statement
+        if callable(prune):
+            removed = list(prune(cutoff, keep=open_ids))
+        else:
+            for record in store.sessions():
+                if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
+                    removed.append(record.id)
+        for sid in removed:
+            shutil.rmtree(default_data_dir(self.data_env()) / "sessions" / sid, ignore_errors=True)
         return removed
 
     def _prune_now_and_then(self, store: SessionStore) -> None:
