@@ -220,9 +220,9 @@ class PostgresSessionStore:
 
         async def work(conn: psycopg.AsyncConnection[Any]) -> None:
             await conn.execute(
-                "INSERT INTO pegboard_sessions (id, owner, created, updated, record) VALUES (%s, %s, %s, %s, %s::jsonb) "
-                "ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, updated = excluded.updated, "
-                "record = excluded.record",
+                "INSERT INTO pegboard_sessions (id, owner, created, updated, record) "
+                "VALUES (%s, %s, %s, %s, %s::jsonb) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, "
+                "updated = excluded.updated, record = excluded.record",
                 (stored.id, stored.owner, stored.created or stored.updated, stored.updated, _record_json(stored)),
             )
 
@@ -240,7 +240,9 @@ class PostgresSessionStore:
         self._run(self._tx(work))
 
     def sessions(self) -> list[SessionRecord]:
-        rows = self._run(self._rows("SELECT record, updated FROM pegboard_sessions ORDER BY updated DESC, created DESC"))
+        rows = self._run(
+            self._rows("SELECT record, updated FROM pegboard_sessions ORDER BY updated DESC, created DESC")
+        )
         return [_record(r[0], r[1]) for r in rows]
 
     def delete(self, session_id: str) -> bool:

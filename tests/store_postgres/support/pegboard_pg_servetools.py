@@ -6,7 +6,7 @@ import os
 
 from pydantic import BaseModel
 
-from pegboard import SessionKey, ToolContext, hookimpl, tool
+from pegboard import SessionKey, ToolContext, ToolRegister, hookimpl, tool
 
 COUNT: SessionKey[int] = SessionKey("test-scale-count", int, persist=True, default=int)
 
@@ -24,5 +24,5 @@ async def count_here(input: NoInput, ctx: ToolContext) -> str:
 
 
 @hookimpl
-def register_tools(register):  # type: ignore[no-untyped-def]
+def register_tools(register: ToolRegister) -> None:
     register(count_here)
