@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, replace
@@ -23,6 +24,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict
 
 from pegboard import SessionRecord, SessionStoreError, StoredResult
+from pegboard_store_postgres.bus import PG_CHANNEL, PRESENCE_NAMESPACE, Bus, envelope
 from pegboard_store_postgres.loop import BackgroundLoop
 from pegboard_store_postgres.schema import (
     CREATE_VERSION_TABLE,
@@ -91,6 +93,9 @@ class PostgresSessionStore:
         clock: Callable[[], float] = _now,
     ) -> None:
         self.where = describe_dsn(dsn)
+        self._dsn = dsn
+        self._bus: Bus | None = None
+        self._bus_lock = threading.Lock()
         self.clock = clock
         self.statement_timeout = statement_timeout
         self.serialization_retries = serialization_retries
@@ -183,10 +188,52 @@ class PostgresSessionStore:
             "UPDATE pegboard_sessions SET updated = %s WHERE id = %s AND updated < %s", (stamp, session_id, stamp)
         )
 
+    # -- between processes -----------------------------------------------------------------
+    def _started_bus(self) -> Bus:
+        with self._bus_lock:
+            if self._bus is None:
+                bus = Bus(self._dsn, self._loop.loop)
+                self._run(bus.start(self.statement_timeout))
+                self._bus = bus
+            return self._bus
+
+    def notify(self, channel: str, payload: str) -> None:
+        """Send ``payload`` to every process subscribed to ``channel`` (``NOTIFY``, at commit)."""
+        text = envelope(channel, payload)
+
+        async def work(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute("SELECT pg_notify(%s, %s)", (PG_CHANNEL, text))
+
+        self._run(self._tx(work))
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(payload)`` for each message on ``channel`` (on the store's thread: be
+        quick); returns the function that unsubscribes."""
+        return self._started_bus().subscribe(channel, callback)
+
+    def hold_presence(self, name: str) -> None:
+        """Declare ``name`` present while this process's listening connection lives."""
+        bus = self._started_bus()
+        bus.hold(name)
+        self._run(bus.wait_held(name, self.statement_timeout))
+
+    def present(self, name: str) -> bool:
+        """Whether some process holds ``name``'s presence (its connection is alive)."""
+
+        async def work(conn: psycopg.AsyncConnection[Any]) -> bool:
+            row = await (await conn.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, hashtext(%s))", (PRESENCE_NAMESPACE, name)
+            )).fetchone()
+            return not (row and row[0])
+
+        return self._run(self._tx(work))
+
     def close(self) -> None:
         if self._loop.loop.is_closed():
             return
         try:
+            if self._bus is not None:
+                self._loop.run(self._bus.stop(), timeout=10)
             self._loop.run(self._pool.close(timeout=5), timeout=10)
         finally:
             self._loop.stop()
