@@ -46,8 +46,8 @@ def env(pg_server: PgServer, tmp_path: Path) -> dict[str, str]:
 def start_owner(
     env: dict[str, str], cwd: Path, session_id: str, command: str
 ) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-c", OWNER, str(cwd), session_id, command], env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", OWNER, str(cwd), session_id, command], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     started = json.loads(proc.stdout.readline())
     assert not started["error"], started
