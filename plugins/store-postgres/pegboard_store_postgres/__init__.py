@@ -10,13 +10,15 @@ database password. A DSN found in a project file is ignored with a warning.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from pegboard import NEUTRAL, ConfigSection, ConfigSectionRegister, Pegboard, SessionStoreError, Widens, hookimpl
-from pegboard_store_postgres.store import PostgresSessionStore, describe_dsn
+
+if TYPE_CHECKING:  # the store (psycopg, asyncio) is imported when a session store is wanted, not at start-up
+    from pegboard_store_postgres.store import PostgresSessionStore
 
 STORE_NAME = "postgres"
 SETTINGS_KEY = "sessions.postgres"
@@ -79,6 +81,8 @@ def open_store(pegboard: Pegboard) -> PostgresSessionStore:
             f"{path}: sessions.postgres.dsn is ignored: a project's config may not choose the session database; "
             f"set it in your user config or {DSN_ENV}"
         )
+    from pegboard_store_postgres.store import PostgresSessionStore
+
     settings: PostgresSettings = pegboard.settings(SETTINGS_KEY)
     store = PostgresSessionStore(
         _dsn(pegboard),
@@ -102,6 +106,14 @@ def session_store(pegboard: Pegboard) -> PostgresSessionStore | None:
     if pegboard.config.sessions.store != STORE_NAME:
         return None
     return open_store(pegboard)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("PostgresSessionStore", "describe_dsn"):
+        from pegboard_store_postgres import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
