@@ -261,6 +261,7 @@ def setup(force: bool = True) -> None:
 SYSTEM_PACKAGES: list[tuple[str, str, str]] = [
     ("bwrap", "bubblewrap", "the sandbox tests"),
     ("chromium", "chromium", "the browser tool's tests"),
+    ("pg_ctlcluster", "postgresql", "the PostgreSQL session store and serve-replica tests"),
 ]
 
 

@@ -309,11 +309,19 @@ async def task_stop(input: TaskStopInput, ctx: ToolContext) -> ToolResult:
     if record is None:
         return _with_lost(table, _unknown(table, task_id))
     task_id = record.id
+    if record.status == "lost":
+        return _with_lost(table, ToolResult.refusal(
+            "tool_error", f"Task {task_id} is lost: it {record.note}.", error_kind="lost", status="lost"
+        ))
     if not record.running:
         return ToolResult.refusal(
             "tool_error", f"Task {task_id} is not running (status: {record.status}).", error_kind="not_running"
         )
     stopped = await table.stop(task_id, "stopped with TaskStop") or record
+    if stopped.status == "lost":
+        return ToolResult.refusal(
+            "tool_error", f"Task {task_id} is lost: it {stopped.note}.", error_kind="lost", status="lost"
+        )
     if stopped.running:
         return ToolResult.refusal(
             "tool_error", f"Task {task_id} runs in another process; stop it from there.", error_kind="not_here"

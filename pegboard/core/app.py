@@ -693,8 +693,16 @@ class Pegboard:
             errors: list[HookError] = []
             answer = self.hooks.first_sync("session_store", errors, pegboard=self)
             self.warnings.extend(f"plugin {e.plugin}: session_store failed: {e.error}" for e in errors)
+            wanted = self.config.sessions.store
             if answer is not None:
                 self._store = answer
+            elif wanted not in (None, "sqlite"):
+                from pegboard.core.store import SessionStoreError
+
+                why = "; ".join(str(e.error) for e in errors) or (
+                    "no installed plugin supplies it (for postgres: install pegboard-store-postgres)"
+                )
+                raise SessionStoreError(f"sessions.store is {wanted!r} but that store cannot be opened: {why}")
             else:
                 from pegboard.core.sqlitestore import SQLiteSessionStore
                 from pegboard.core.store import STORE_FILE, default_data_dir
@@ -720,11 +728,15 @@ class Pegboard:
         removed: list[str] = []
         store = self.session_store
         open_ids = {s.id for s in self._open_sessions.values()}
-        for record in store.sessions():
-            if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
-                removed.append(record.id)
-                directory = default_data_dir(self.data_env()) / "sessions" / record.id
-                shutil.rmtree(directory, ignore_errors=True)
+        prune = getattr(store, "prune", None)  # a store that deletes them in one statement
+        if callable(prune):
+            removed = list(prune(cutoff, keep=open_ids))
+        else:
+            for record in store.sessions():
+                if record.updated < cutoff and record.id not in open_ids and store.delete(record.id):
+                    removed.append(record.id)
+        for sid in removed:
+            shutil.rmtree(default_data_dir(self.data_env()) / "sessions" / sid, ignore_errors=True)
         return removed
 
     def _prune_now_and_then(self, store: SessionStore) -> None:

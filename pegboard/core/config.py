@@ -152,6 +152,10 @@ class SessionsConfig(_Section):
 
     retention_days: Annotated[float, NEUTRAL] = Field(default=30.0, gt=0)
     result_quota_mib: Annotated[float, NEUTRAL] = Field(default=64.0, gt=0)
+    #: which store plugin keeps sessions (``"postgres"``); unset or ``"sqlite"``: the SQLite file
+    store: Annotated[
+        str | None, Widens.when_set("chooses where every session's data is kept", unless=(None, "sqlite"))
+    ] = None
 
 
 class PegboardConfig(_Section):

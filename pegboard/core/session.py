@@ -343,6 +343,15 @@ class Session:
         self.store.save(self._record)
         self._touched = self._used = self._clock()
 
+    def refresh(self) -> None:
+        """Read again what this object keeps from the store (the record: cwd, mode, selection;
+        the remembered approval rules), for a session that other processes also serve
+        (``pegboard serve`` workers and replicas sharing one store)."""
+        stored = self.store.load(self.id)
+        if stored is not None:
+            self._record = stored
+        self._rules = None
+
     def touch(self) -> None:
         """Mark the session used now (calls and events do), so listing and pruning see it as
         recent: ``updated`` is written at most once per ``TOUCH_INTERVAL`` seconds while the

@@ -49,6 +49,7 @@ def test_the_kernel_declares_its_widening_keys() -> None:
         "permissions.defaultMode": Direction.WHEN_SET,
         "permissions.additionalDirectories": Direction.WHEN_SET,
         "plugins.disabled": Direction.WHEN_SET,
+        "sessions.store": Direction.WHEN_SET,
     }
 
 

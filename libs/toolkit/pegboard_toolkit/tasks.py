@@ -18,6 +18,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import json
 import os
 import secrets
 import threading
@@ -26,7 +27,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from pegboard import ExecBackend, ExecProcess, MapKey, Session, SessionKey, ToolContext
 from pegboard_toolkit.deadline import within
@@ -45,6 +46,32 @@ FINISHED = ("completed", "failed", "killed", "timeout", "lost")
 
 #: This process, as task records name their runner: ``<pid>:<random>``.
 RUNNER = f"{os.getpid()}:{secrets.token_hex(4)}"
+#: The store channel on which one process asks another to stop a task it runs.
+STOP_CHANNEL = "task-stop"
+#: How long a stop asked of another process may take to show in the task's record.
+REMOTE_STOP_S = 5.0
+
+
+class MessageBus(Protocol):
+    """What a session store offers for several processes sharing it (the PostgreSQL store):
+    messages between them and which of them are still there."""
+
+    def notify(self, channel: str, payload: str) -> None: ...
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Callable[[], None]: ...
+
+    def hold_presence(self, name: str) -> None: ...
+
+    def present(self, name: str) -> bool: ...
+
+
+def _bus_of(session: Session) -> MessageBus | None:
+    store = getattr(session, "store", None)
+    if not getattr(session, "persisted", False):
+        return None
+    if all(callable(getattr(store, name, None)) for name in ("notify", "subscribe", "hold_presence", "present")):
+        return cast(MessageBus, store)
+    return None
 
 
 @dataclass
@@ -143,6 +170,15 @@ class TaskTable:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._bus = _bus_of(session)
+        self._unsubscribe: Callable[[], None] | None = None
+        if self._bus is not None:
+            try:
+                self._bus.hold_presence(RUNNER)
+                self._unsubscribe = self._bus.subscribe(STOP_CHANNEL, self._on_stop_request)
+            except Exception as exc:  # the store's messaging is down: tasks still run here
+                self._bus = None
+                session.notices.append(f"background tasks cannot be stopped from other processes: {exc}")
         self.lost: list[TaskRecord] = self._find_lost()
         session.on_close(self.close)
         atexit.register(_kill_at_exit, weakref.ref(self))
@@ -170,26 +206,59 @@ class TaskTable:
         return table
 
     # -- resume ------------------------------------------------------------------------
+    def _runner_gone(self, rec: TaskRecord) -> str | None:
+        """Why ``rec``'s runner is gone, or ``None`` while it may still run it. With a store
+        that knows which processes are present (one database for several replicas) that
+        store decides; else the runner's pid on this host."""
+        pid_text = rec.runner.split(":", 1)[0]
+        pid = int(pid_text) if pid_text.isdigit() else 0
+        if self._bus is not None:
+            try:
+                if self._bus.present(rec.runner):
+                    return None
+            except Exception:
+                return None
+            return f"died with the process that ran it (runner {rec.runner or 'unknown'} is gone)"
+        if pid and pid != os.getpid() and _alive(pid):
+            return None
+        return f"died with the process that ran it (pid {pid or 'unknown'})"
+
+    def _mark_lost(self, task_id: str, note: str) -> TaskRecord | None:
+        def mark(r: TaskRecord | None) -> TaskRecord | None:
+            if r is None or not r.running:
+                return r
+            return replace(r, status="lost", ended=r.ended or self.clock(), note=note)
+
+        updated = self.records.update(task_id, mark)
+        if updated is not None and updated.status == "lost":
+            self._emit_exit(updated)
+        return updated
+
     def _find_lost(self) -> list[TaskRecord]:
         """Running tasks whose runner process is gone: they died with it."""
         lost = []
         for task_id, rec in self.records.items():
             if not rec.running or rec.runner == RUNNER:
                 continue
-            pid_text = rec.runner.split(":", 1)[0]
-            pid = int(pid_text) if pid_text.isdigit() else 0
-            if pid and pid != os.getpid() and _alive(pid):
+            note = self._runner_gone(rec)
+            if note is None:
                 continue
-            note = f"died with the process that ran it (pid {pid or 'unknown'})"
-
-            def mark(r: TaskRecord | None, note: str = note) -> TaskRecord | None:
-                return r and replace(r, status="lost", ended=r.ended or self.clock(), note=note)
-
-            updated = self.records.update(task_id, mark)
-            if updated is not None:
+            updated = self._mark_lost(task_id, note)
+            if updated is not None and updated.status == "lost":
                 lost.append(updated)
-                self._emit_exit(updated)
         return lost
+
+    def _on_stop_request(self, payload: str) -> None:
+        """Another process asked this one to stop a task it runs (called on the store's thread)."""
+        try:
+            asked = json.loads(payload)
+            runner, session_id, task_id = asked["runner"], asked["session"], asked["task"]
+            reason = str(asked.get("reason") or "stopped from another process")
+        except (ValueError, KeyError, TypeError):
+            return
+        if runner != RUNNER or session_id != self.session.id or task_id not in self._live or self._closed:
+            return
+        asyncio.run_coroutine_threadsafe(self.stop(task_id, reason), self._ensure_loop())
 
     def take_lost_notice(self) -> str | None:
         """Once: which tasks died with the old process, for the next task tool result."""
@@ -513,9 +582,15 @@ class TaskTable:
         if rec is None:
             return None
         if live is None or not rec.running:
-            if rec.running and live is None:
-                # running in another process or lost: nothing here can signal it
-                return rec
+            if rec.running and live is None and rec.runner != RUNNER:
+                note = self._runner_gone(rec)
+                if note is not None:
+                    return self._mark_lost(task_id, note)
+                if self._bus is not None:  # the runner is there: ask it, and wait for its record
+                    message = {"runner": rec.runner, "session": self.session.id, "task": task_id, "reason": reason}
+                    self._bus.notify(STOP_CHANNEL, json.dumps(message))
+                    await self._wait_record(task_id, KILL_GRACE_S * 2 + REMOTE_STOP_S)
+                    return self.get(task_id)
             return rec
         live.stop_requested = reason
         if live.process is not None:
@@ -575,6 +650,9 @@ class TaskTable:
     async def close(self) -> None:
         """Kill every task's group (the session is closing) and stop the private loop."""
         self._closed = True
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         running = [tid for tid, live in self._live.items() if not live.future.done()]
         if running:
             await asyncio.gather(*(self.stop(tid, "the session closed") for tid in running), return_exceptions=True)

@@ -174,6 +174,13 @@ def error_result(message: str, reason: str = "tool_error") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True, "_meta": {"pegboard": {"reason": reason}}}
 
 
+def shared_session_id(key: str) -> str:
+    """The stored session id of a named session: the same in every process, the name unreadable."""
+    import hashlib
+
+    return "mcp-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
 @dataclass
 class Bridge:
     """One served tool set: lists definitions and runs calls, each client in its own session.
@@ -189,6 +196,10 @@ class Bridge:
     page_size: int = DEFAULT_PAGE_SIZE
     session_id: str | None = None
     persist: bool = False
+    #: sessions a stateless request names are kept in the store under an id derived from the
+    #: name and read again on every request, so every worker and replica sharing the store
+    #: serves the same session (``pegboard serve --workers N``, replicas on one database)
+    shared: bool = False
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT
     clock: Callable[[], float] = time.monotonic
     #: the serve host plugin: remembers each session's client for host services outside requests
@@ -220,11 +231,22 @@ class Bridge:
         if self.config_reload is not None:
             self.config_reload.start()
         key = client if client is None or isinstance(client, str) else id(client)
+        shared = self.shared and isinstance(key, str) and key.startswith("named:")
         if key is not None and key in self._sessions:
             entry = self._sessions[key]
             entry[0] = now
+            if shared:
+                entry[1].refresh()
             return entry[1]
         sel = self.selection
+        if shared:
+            assert isinstance(key, str)
+            session = self.pegboard.session(
+                agent=sel.agent, provider=sel.provider, model=sel.model, profile=sel.profile, cwd=sel.cwd,
+                mode=sel.mode, session_id=shared_session_id(key), owner=key, persist=True,
+            )
+            self._sessions[key] = [now, session]
+            return session
         session = self.pegboard.session(
             agent=sel.agent,
             provider=sel.provider,

@@ -232,6 +232,15 @@ def _only_with_http(http: str | None, names: tuple[str, ...]) -> None:
     "before it is ended (0: at once).",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=1, max=256),
+    default=1,
+    show_default=True,
+    help="With --http: server processes on the one port, sharing sessions through the session store "
+    "(sessions.store; SQLite on one host, PostgreSQL across hosts); a client that names its session "
+    "(stateless requests, _meta io.pegboard/session) is served by any of them.",
+)
+@click.option(
     "--page-size",
     type=click.IntRange(min=1),
     default=DEFAULT_PAGE_SIZE,
@@ -277,6 +286,7 @@ def serve(
     body_timeout: float,
     max_connections: int,
     disconnect_grace: float,
+    workers: int,
     page_size: int,
     plugin_modules: tuple[str, ...],
     session_id: str | None,
@@ -297,7 +307,7 @@ def serve(
     if cwd is not None and not cwd.is_dir():
         raise click.BadParameter(f"{cwd}: no such directory", param_hint="--cwd")
     access = _access(http, allow_hosts, allow_origins, token_env, max_body)
-    _only_with_http(http, ("header_timeout", "body_timeout", "max_connections", "disconnect_grace"))
+    _only_with_http(http, ("header_timeout", "body_timeout", "max_connections", "disconnect_grace", "workers"))
     limits = HttpLimits(header_timeout, body_timeout, max_connections, disconnect_grace)
     names = list(plugin_modules) + [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
     extra = _import_plugins(names)
@@ -330,6 +340,7 @@ def serve(
         )
         for warning in pb.warnings:
             logging.getLogger("pegboard.mcp.serve").warning("%s", warning)
+        shared = workers > 1 or inherited_fd() is not None or pb.config.sessions.store not in (None, "sqlite")
         return Bridge(
             pb,
             selection,
@@ -338,9 +349,11 @@ def serve(
             persist=session_id is not None,
             host=host,
             relay=relay,
+            shared=shared,
         )
 
     from pegboard_mcp_server import __version__
+    from pegboard_mcp_server.workers import inherited_fd
 
     if session_id is not None:
         from pegboard import SessionError, validate_session_id
@@ -354,6 +367,15 @@ def serve(
             validate_session_id(session_id)
         except SessionError as exc:
             raise click.BadParameter(str(exc), param_hint="--session") from None
+    if access is not None and workers > 1 and inherited_fd() is None:
+        from pegboard_mcp_server.workers import Supervisor, listen, worker_command
+
+        try:
+            sock = listen(access.bind, access.port)
+        except OSError as exc:
+            click.echo(f"error: cannot listen on {access.bind}:{access.port}: {exc.strerror or exc}", err=True)
+            sys.exit(2)
+        sys.exit(Supervisor(worker_command(), workers, sock).run())
     if access is not None:
         from pegboard_mcp_server.http import run_http
 

@@ -373,10 +373,13 @@ def run_http(
     bridge = make_bridge()
     app = build_app(bridge, access, version, limits)
     log.info("streamable HTTP on http://%s:%d/mcp", host_form(host), port)
+    from pegboard_mcp_server.workers import inherited_fd
+
+    fd = inherited_fd()  # a worker of ``--workers N``: accept on the supervisor's socket
+    where: dict[str, Any] = {"fd": fd} if fd is not None else {"host": host, "port": port}
     config = uvicorn.Config(
         app,
-        host=host,
-        port=port,
+        **where,
         http=protocol_for(limits),
         log_config=None,
         log_level="warning",
