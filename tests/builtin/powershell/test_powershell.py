@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pegboard_powershell
+import pegboard_powershell_run
 from pegboard_powershell_run import (
     build_ps_script,
     find_pwsh,
@@ -90,7 +91,7 @@ async def test_tool_is_opt_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 async def test_unavailable_without_pwsh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert pegboard_powershell._available() == "pwsh (PowerShell 7 or later) is not on PATH"
+    assert pegboard_powershell_run.pwsh_missing() == "pwsh (PowerShell 7 or later) is not on PATH"
 
 
 @needs_pwsh
