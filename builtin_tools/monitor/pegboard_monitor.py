@@ -9,6 +9,7 @@ TaskStop ends it early. Monitor answers to ``Bash(...)`` rules.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -65,13 +66,24 @@ def subjects(input: MonitorInput) -> Subjects:
     return Subjects(command=input.command)
 
 
+#: environment variables that switch off non-essential traffic; Monitor is unavailable while one is set
+TRAFFIC_SWITCHES = ("DISABLE_TELEMETRY", "FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+
+
+def _available() -> str | None:
+    switched = [name for name in TRAFFIC_SWITCHES if os.environ.get(name, "").strip()]
+    if switched:
+        return f"Monitor is not available while {switched[0]} is set (unset it to use Monitor)"
+    return bash_missing()
+
+
 @tool(
     name="Monitor",
     groups=["runtime", "terminal", "pegboard"],
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=bash_missing,
+    availability=_available,
     open_world=True,
     usage="Watch a background command; every output line comes back as an event. Stop it with TaskStop.",
 )
@@ -125,7 +137,8 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
 def check_permission(call: Any) -> PermissionDecision | None:
     """Opening a WebSocket always asks, whatever the rules or an earlier approval say."""
     if call.tool is monitor and isinstance(call.input, dict) and call.input.get("ws"):
-        return PermissionDecision(decision="ask", reason="opening a WebSocket always asks for approval")
+        reason = "opening a WebSocket always asks; no rule can allow it"
+        return PermissionDecision(decision="ask", reason=reason, hard=True)
     return None
 
 
