@@ -9,14 +9,13 @@ TaskStop ends it early. Monitor answers to ``Bash(...)`` rules.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from pegboard import ExecError, PermissionDecision, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_monitor_ws import check_protocols, check_ws_url
-from pegboard_toolkit.availability import bash_missing
+from pegboard_toolkit.availability import monitor_unavailable
 
 if TYPE_CHECKING:
     from pegboard_toolkit.tasks import TaskRecord
@@ -66,24 +65,13 @@ def subjects(input: MonitorInput) -> Subjects:
     return Subjects(command=input.command)
 
 
-#: environment variables that switch off non-essential traffic; Monitor is unavailable while one is set
-TRAFFIC_SWITCHES = ("DISABLE_TELEMETRY", "FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
-
-
-def _available() -> str | None:
-    switched = [name for name in TRAFFIC_SWITCHES if os.environ.get(name, "").strip()]
-    if switched:
-        return f"Monitor is not available while {switched[0]} is set (unset it to use Monitor)"
-    return bash_missing()
-
-
 @tool(
     name="Monitor",
     groups=["runtime", "terminal", "pegboard"],
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=_available,
+    availability=monitor_unavailable,
     open_world=True,
     usage="Watch a background command; every output line comes back as an event. Stop it with TaskStop.",
 )

@@ -14,6 +14,7 @@ import pytest
 
 import pegboard_monitor
 from pegboard.testing import check_tool
+from pegboard_toolkit.availability import monitor_unavailable
 from tests.builtin.runtime_support import Events, runtime_pegboard
 
 
@@ -109,7 +110,7 @@ def test_unavailable_while_nonessential_traffic_is_off(tmp_path: Path, switch: s
 def test_available_when_the_switches_are_unset_or_empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC", raising=False)
     monkeypatch.setenv("DISABLE_TELEMETRY", "")
-    assert pegboard_monitor._available() is None
+    assert monitor_unavailable() is None
 
 
 async def test_a_line_without_end_is_reported_in_pieces(tmp_path: Path) -> None:
