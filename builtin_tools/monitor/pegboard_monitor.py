@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from pegboard import ExecError, PermissionDecision, Subjects, ToolContext, ToolRegister, ToolResult, hookimpl, tool
 from pegboard_monitor_ws import check_protocols, check_ws_url
-from pegboard_toolkit.availability import bash_missing
+from pegboard_toolkit.availability import monitor_unavailable
 
 if TYPE_CHECKING:
     from pegboard_toolkit.tasks import TaskRecord
@@ -71,7 +71,7 @@ def subjects(input: MonitorInput) -> Subjects:
     permission_family="Bash",
     requires_permission=True,
     permission_subjects=subjects,
-    availability=bash_missing,
+    availability=monitor_unavailable,
     open_world=True,
     usage="Watch a background command; every output line comes back as an event. Stop it with TaskStop.",
 )
@@ -125,7 +125,8 @@ async def monitor(input: MonitorInput, ctx: ToolContext) -> ToolResult:
 def check_permission(call: Any) -> PermissionDecision | None:
     """Opening a WebSocket always asks, whatever the rules or an earlier approval say."""
     if call.tool is monitor and isinstance(call.input, dict) and call.input.get("ws"):
-        return PermissionDecision(decision="ask", reason="opening a WebSocket always asks for approval")
+        reason = "opening a WebSocket always asks; no rule can allow it"
+        return PermissionDecision(decision="ask", reason=reason, hard=True)
     return None
 
 

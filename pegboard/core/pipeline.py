@@ -99,6 +99,11 @@ def drop_null_optionals(tool: Tool, raw: Mapping[str, Any]) -> Mapping[str, Any]
     return omit_nulls(null_plan(tool), raw)
 
 
+def _invalid(message: str) -> ToolResult:
+    """An input refusal; ``error_kind`` repeats the reason for hosts that branch on the kind."""
+    return ToolResult.refusal(Reason.INVALID_INPUT, message, error_kind=Reason.INVALID_INPUT.value)
+
+
 def validate_input(tool: Tool, raw: Any) -> BaseModel:
     if type(raw) is dict and None not in raw.values() and null_plan(tool).flat:  # nothing to parse or drop
         return _validated(tool, raw)
@@ -107,7 +112,7 @@ def validate_input(tool: Tool, raw: Any) -> BaseModel:
             raw = json.loads(raw)
         except (ValueError, RecursionError) as exc:
             raise CallRefused(
-                ToolResult.refusal(Reason.INVALID_INPUT, f"Input for {tool.name} is not valid JSON: {exc}")
+                _invalid( f"Input for {tool.name} is not valid JSON: {exc}")
             ) from None
     if raw is None:
         raw = {}
@@ -115,8 +120,7 @@ def validate_input(tool: Tool, raw: Any) -> BaseModel:
         raw = drop_null_optionals(tool, raw)
     if not isinstance(raw, Mapping):
         raise CallRefused(
-            ToolResult.refusal(
-                Reason.INVALID_INPUT,
+            _invalid(
                 f"Input for {tool.name} must be a JSON object, got {type(raw).__name__}",
             )
         )
@@ -127,10 +131,10 @@ def _validated(tool: Tool, data: dict[str, Any]) -> BaseModel:
     try:
         return tool.input_model.model_validate(data)
     except ValidationError as exc:
-        raise CallRefused(ToolResult.refusal(Reason.INVALID_INPUT, describe_validation_error(tool, exc))) from None
+        raise CallRefused(_invalid( describe_validation_error(tool, exc))) from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise CallRefused(
-            ToolResult.refusal(Reason.INVALID_INPUT, f"Input for {tool.name} cannot be validated: {exc}")
+            _invalid( f"Input for {tool.name} cannot be validated: {exc}")
         ) from None
 
 
@@ -689,7 +693,7 @@ def refuse_unaskable(call: ToolCall, decision: PermissionDecision, ctx: ToolCont
     if ctx.mode == "dontAsk":
         refusal = not_approved(call, decision, ctx, None, "dontAsk mode denies instead of asking")
         refusal.reason = Reason.DENIED.value
-        refusal.metadata["how_to_approve"] = DONT_ASK_HOW_TO_APPROVE
+        refusal.metadata["how_to_approve"] = HARD_HOW_TO_APPROVE if decision.hard else DONT_ASK_HOW_TO_APPROVE
         raise CallRefused(refusal)
 
 
@@ -703,6 +707,7 @@ def deny_message(call: ToolCall, decision: PermissionDecision) -> str:
 #: what the Python API tells a caller that passed no approver
 API_HOW_TO_APPROVE = "pass approver= to Pegboard.call, or let a request_approval hook answer"
 DONT_ASK_HOW_TO_APPROVE = "add an allow rule or run in another mode (dontAsk denies every ask)"
+HARD_HOW_TO_APPROVE = "only a person can approve this call: run in a mode that asks, with an approver"
 
 
 def not_approved(

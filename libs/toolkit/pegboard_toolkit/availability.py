@@ -28,4 +28,16 @@ def bash_missing() -> str | None:
     return None if shell_binary() else "bash is not on PATH"
 
 
-__all__ = ["bash_missing", "shell_binary"]
+#: environment variables that switch off non-essential traffic (seed: Monitor is then unavailable)
+TRAFFIC_SWITCHES = ("DISABLE_TELEMETRY", "FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+
+
+def monitor_unavailable() -> str | None:
+    """Why Monitor cannot run: a traffic switch set to a non-empty value, or no bash."""
+    switched = [name for name in TRAFFIC_SWITCHES if os.environ.get(name, "").strip()]
+    if switched:
+        return f"Monitor is not available while {switched[0]} is set (unset it to use Monitor)"
+    return bash_missing()
+
+
+__all__ = ["TRAFFIC_SWITCHES", "bash_missing", "monitor_unavailable", "shell_binary"]

@@ -104,8 +104,10 @@ class ShellFamily:
         data, name, rules, ctx = call.data, call.name, call.rules, call.context
         command = data.get("command")
         if not isinstance(command, str):
-            socket = "ws" in data
-            out.unapproved = f"{name}: opening a WebSocket always asks" if socket else f"{name}: no command to check"
+            if "ws" in data:
+                out.hard_ask = f"{name}: opening a WebSocket always asks; no rule can allow it"
+            else:
+                out.unapproved = f"{name}: no command to check"
             return out
         result = bashmod.analyse(command, ctx.decisions, rules["deny"], rules["ask"], rules["allow"])
         if bashmod.has_control_characters(command):

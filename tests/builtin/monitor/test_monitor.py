@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import pegboard_monitor
 from pegboard.testing import check_tool
+from pegboard_toolkit.availability import monitor_unavailable
 from tests.builtin.runtime_support import Events, runtime_pegboard
 
 
@@ -84,6 +91,26 @@ async def test_command_and_ws_are_exclusive(tmp_path: Path) -> None:
         both = await session.call("Monitor", {"command": "true", "ws": {"url": "ws://127.0.0.1:1/"}})
         neither = await session.call("Monitor", {"description": "nothing"})
     assert both.reason == "invalid_input" and neither.reason == "invalid_input"
+    assert both.metadata["error_kind"] == "invalid_input" == neither.metadata["error_kind"]
+    assert "exactly one of command and ws" in both.text
+
+
+@pytest.mark.parametrize("switch", ["DISABLE_TELEMETRY", "FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC"])
+def test_unavailable_while_nonessential_traffic_is_off(tmp_path: Path, switch: str) -> None:
+    env = {**os.environ, switch: "1"}
+    env.pop("DISABLE_TELEMETRY" if switch != "DISABLE_TELEMETRY" else "FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC", None)
+    proc = subprocess.run([sys.executable, "-m", "pegboard", "tools", "--json"], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=60)
+    listed = json.loads(proc.stdout)
+    assert "Monitor" not in listed["enabled"]
+    reason = next(d["reason"] for d in listed["disabled"] if d["name"] == "Monitor")
+    assert f"while {switch} is set" in reason
+
+
+def test_available_when_the_switches_are_unset_or_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FUXI_CODE_DISABLE_NONESSENTIAL_TRAFFIC", raising=False)
+    monkeypatch.setenv("DISABLE_TELEMETRY", "")
+    assert monitor_unavailable() is None
 
 
 async def test_a_line_without_end_is_reported_in_pieces(tmp_path: Path) -> None:

@@ -101,6 +101,21 @@ async def test_opening_a_socket_always_asks(tmp_path: Path, feed: tuple[str, lis
     assert len(approver.asked) == 2 and "always asks" in approver.asked[0]
 
 
+@pytest.mark.parametrize("mode", ["default", "dontAsk", "bypassPermissions"])
+async def test_the_refusal_never_suggests_a_rule(tmp_path: Path, feed: tuple[str, list[str]], mode: str) -> None:
+    url, seen = feed
+    config = {**LOOPBACK, "permissions": {"allow": ["Monitor", "Bash"], "defaultMode": mode}}
+    pb = runtime_pegboard(tmp_path, config=config)
+    async with pb.session() as session:
+        result = await session.call("Monitor", {"ws": {"url": url}})
+    assert result.is_error and result.reason in {"not_approved", "denied"}
+    assert "Bash" not in result.text and "permissions.allow" not in result.text
+    assert "suggested_rules" not in result.metadata
+    assert "allow rule" not in result.metadata.get("how_to_approve", "")
+    assert "no rule can allow it" in result.text
+    assert seen == []
+
+
 async def test_a_refused_approval_never_connects(tmp_path: Path, feed: tuple[str, list[str]]) -> None:
     url, seen = feed
     pb = runtime_pegboard(tmp_path, config=LOOPBACK)
