@@ -34,7 +34,7 @@ from pegboard import (
     tool,
 )
 from pegboard_codemode_declarations import declarations
-from pegboard_codemode_deno import deno_binary
+from pegboard_codemode_deno import deno_binary, deno_missing
 from pegboard_codemode_source import find_import
 
 if TYPE_CHECKING:  # the runtime imports asyncio: loaded when a program runs, not when tools are listed
@@ -174,12 +174,6 @@ def _settings(ctx: ToolContext) -> CodemodeSettings:
     return found
 
 
-def _availability() -> str | None:
-    if deno_binary() is None:
-        return "the Deno runtime is missing: install the 'deno' package (pip install deno)"
-    return None
-
-
 def _is_self(name: str) -> bool:
     return _SELF.sub("", name.casefold()) == TOOL_NAME
 
@@ -289,7 +283,7 @@ def redact_value(value: Any) -> Any:
     name=TOOL_NAME,
     groups=["pegboard", "codemode"],
     optional=True,
-    availability=_availability,
+    availability=deno_missing,
     timeout=3600,
     usage="Run one JavaScript/TypeScript program that calls tools as `await tools.Name({...})`; "
     "call with {\"declarations\": true} for their TypeScript types.",
@@ -318,7 +312,7 @@ async def codemode(input: CodemodeInput, ctx: ToolContext) -> ToolResult:
         )
     binary = deno_binary()
     if binary is None:
-        return ToolResult.refusal("unavailable", _availability() or "Deno is missing", error_kind="unavailable")
+        return ToolResult.refusal("unavailable", deno_missing() or "Deno is missing", error_kind="unavailable")
     from pegboard_codemode_runtime import Limits, run_program
 
     settings = _settings(ctx)

@@ -20,3 +20,10 @@ def deno_binary() -> str | None:
     except Exception:
         return None
     return found if os.access(found, os.X_OK) else None
+
+
+def deno_missing() -> str | None:
+    """Why codemode cannot run here (no Deno runtime), or ``None``: its availability check."""
+    if deno_binary() is None:
+        return "the Deno runtime is missing: install the 'deno' package (pip install deno)"
+    return None

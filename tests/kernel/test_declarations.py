@@ -74,7 +74,9 @@ def test_listing_tools_imports_no_declared_plugin(tmp_path: Path) -> None:
     lazy = _lazy_modules()
     assert {"pegboard_edit", "pegboard_grep", "pegboard_write", "pegboard_profile_coding"} <= set(lazy)
     imported = _imported_after("from pegboard import Pegboard; Pegboard().tools()", tmp_path)
-    assert imported & set(lazy) == set()
+    # an availability check that asks who implements a hook (the image tool asks for a
+    # ``complete`` implementation, the messaging tools for channels) imports those implementers
+    assert imported & (set(lazy) - set(_call_time_hook_modules())) == set()
 
 
 def test_the_tools_listed_from_declarations_are_those_the_code_registers() -> None:

@@ -94,7 +94,7 @@ async def test_round_trip_through_pegboard_serve(workdir, monkeypatch, pegboards
     assert not read.is_error and "hello" in read.text
 
     picture = await pb.call("mcp__peg__Picture", {}, approver=approve)
-    assert any(isinstance(b, ImageBlock) for b in picture.content)
+    assert any(isinstance(b, ImageBlock) for b in picture.content), picture
 
     boom = await pb.call("mcp__peg__Boom", {}, approver=approve)
     assert boom.is_error and "boom" in boom.text
@@ -103,8 +103,11 @@ async def test_round_trip_through_pegboard_serve(workdir, monkeypatch, pegboards
     refused = await pb.call("mcp__peg__Echo", {"text": "x"})
     assert refused.is_error and refused.reason == "not_approved"
 
+    # with every in-repo tool installed the MCP tools are past the defer threshold: they are
+    # loaded through ToolSearch, not sent up front
     schema = pb.schema("mcp")
-    assert any(d["name"] == "mcp__peg__Echo" for d in schema)
+    names = {d["name"] for d in schema}
+    assert "mcp__peg__Echo" in names or "ToolSearch" in names, sorted(names)
 
 
 async def test_sdk_server_names_resources_and_errors(workdir, monkeypatch, pegboards):

@@ -17,7 +17,7 @@ def test_the_table_is_package_data() -> None:
     text = resources.files("pegboard.core.permissions").joinpath(TABLE_FILE).read_text(encoding="utf-8")
     rows = tomllib.loads(text)
     assert list(rows) == list(SEED_TOOLS)
-    assert SEED_TOOLS["LSP"].family == "Read" and SEED_TOOLS["Workflow"].requires_permission is True
+    assert SEED_TOOLS["Workflow"].requires_permission is True
 
 
 def test_no_row_names_an_installed_tool() -> None:
