@@ -339,10 +339,15 @@ def _unzip(args: list[str]) -> Effects:
             for k, ch in enumerate(body):
                 if ch in "dPIO":
                     rest = body[k + 1:]
-                    value_at, value = (i, rest) if rest else (i + 1, args[i + 1] if i + 1 < len(args) else "")
-                    if ch == "d":
+                    if rest:
+                        value_at, value = i, rest
+                    elif i + 1 < len(args):
+                        value_at, value = i + 1, args[i + 1]
+                    else:  # the option's value is missing: unzip refuses to run
+                        value_at, value = -1, ""
+                    if ch == "d" and value_at >= 0:
                         exdir.append((value_at, value))
-                    i = value_at
+                    i = max(i, value_at)
                     break
                 letters.add(ch)
             i += 1
