@@ -629,6 +629,7 @@ _ARG = st.one_of(
 @SETTINGS
 @given(st.sampled_from(sorted(E.FAMILIES)), st.lists(_ARG, max_size=8))
 @example("unzip", ["-d"])  # an option's value missing at the end pointed past the arguments
+@example("zip", ["-O"])
 def test_no_family_raises_on_any_arguments(name: str, args: list[str]) -> None:
     eff = E.effects(name, args)
     assert eff is not None

@@ -271,7 +271,7 @@ def _zip(args: list[str]) -> Effects:
             val = value if eq else (args[i + 1] if i + 1 < len(args) else "")
             if name in ("-TT", "--unzip-command"):
                 e.runs_program = "zip -TT runs a program"
-            if name in ("-O", "--output-file", "--out", "-lf", "--logfile-path"):
+            if name in ("-O", "--output-file", "--out", "-lf", "--logfile-path") and val_at < len(args):
                 writes.append((val_at, val))
             i = val_at + 1
             continue
