@@ -292,24 +292,23 @@ class Registry:
         self.version += 1
         if not isinstance(section, ConfigSection):
             raise ToolDefinitionError(f"register() takes a pegboard.ConfigSection, got {type(section).__name__}")
-        other = self.config_sections.get(section.key)
-        if other is not None:
-            raise RegistrationConflict(
-                f"config section {section.key!r} from plugin {owner!r} is also registered by plugin "
-                f"{other.owner!r}; disable one of them"
-            )
+        self._check_section_key(section.key, owner)
         from dataclasses import replace
 
         self.config_sections[section.key] = replace(section, owner=owner)
 
-    def add_declared_section(self, section: DeclaredSection) -> None:
-        """Register a section a plugin declared; its key is taken as a real section's would be."""
-        other = self.config_sections.get(section.key)
+    def _check_section_key(self, key: str, owner: str) -> None:
+        """Raise ``RegistrationConflict`` if another plugin registered the section ``key``."""
+        other = self.config_sections.get(key)
         if other is not None:
             raise RegistrationConflict(
-                f"config section {section.key!r} from plugin {section.owner!r} is also registered by plugin "
+                f"config section {key!r} from plugin {owner!r} is also registered by plugin "
                 f"{other.owner!r}; disable one of them"
             )
+
+    def add_declared_section(self, section: DeclaredSection) -> None:
+        """Register a section a plugin declared; its key is taken as a real section's would be."""
+        self._check_section_key(section.key, section.owner)
         self.version += 1
         self.config_sections[section.key] = section
 
