@@ -10,10 +10,11 @@ backend.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pegboard import InvalidUrlError, StashKey, parse_url
+from pegboard_toolkit.registered import Registered, collect_registered
 
 if TYPE_CHECKING:
     from pegboard import Pegboard, ToolContext
@@ -62,35 +63,16 @@ class SearchBackend(Protocol):
         ...
 
 
-@dataclass
-class Backends:
-    by_name: dict[str, SearchBackend] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
+#: the backends the plugins registered, by name, and what was wrong with the rest
+Backends = Registered[SearchBackend]
 
 BACKENDS: StashKey[Backends] = StashKey("pegboard_web_search.backends")
 
 
 def collect_backends(pegboard: Pegboard) -> Backends:
     """Every backend the plugins of ``pegboard`` register, in registration order (cached)."""
-    found = pegboard.stash.get(BACKENDS)
-    if found is not None:
-        return found
-    found = Backends()
-
-    def register(backend: Any) -> None:
-        if not isinstance(backend, SearchBackend):
-            found.warnings.append(f"register_search_backends: {backend!r} is not a SearchBackend (ignored)")
-        elif backend.name in found.by_name:
-            found.warnings.append(f"search backend {backend.name!r} is registered twice; the second is ignored")
-        else:
-            found.by_name[backend.name] = backend
-
-    errors: list[Any] = []
-    pegboard.hooks.all_sync("register_search_backends", errors, register=register)
-    found.warnings += [f"plugin {e.plugin}: register_search_backends failed: {e.error}" for e in errors]
-    pegboard.stash[BACKENDS] = found
-    return found
+    return collect_registered(pegboard, "register_search_backends", BACKENDS, SearchBackend,
+                              kind_name="a SearchBackend", label="search backend")
 
 
 def _host(url: str) -> str | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pegboard import StashKey
+from pegboard_toolkit.registered import Registered, collect_registered
 
 if TYPE_CHECKING:
     from pegboard import Pegboard, ToolContext
@@ -93,37 +94,22 @@ class Channel(Protocol):
         ...
 
 
-@dataclass
-class Channels:
-    by_name: dict[str, Channel] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
+#: the channels the plugins registered, by name, and what was wrong with the rest
+Channels = Registered[Channel]
 
 CHANNELS: StashKey[Channels] = StashKey("pegboard_messaging.channels")
 
 
 def collect_channels(pegboard: Pegboard) -> Channels:
-    """Every channel the plugins of ``pegboard`` register, in registration order (cached)."""
-    found = pegboard.stash.get(CHANNELS)
-    if found is not None:
-        return found
-    found = Channels()
-
-    def register(channel: Any) -> None:
-        if not isinstance(channel, Channel):
-            found.warnings.append(f"register_channels: {channel!r} is not a messaging Channel (ignored)")
-        elif channel.name in found.by_name:
-            found.warnings.append(f"message channel {channel.name!r} is registered twice; the second is ignored")
-        else:
-            found.by_name[channel.name] = channel
-
-    errors: list[Any] = []
-    pegboard.hooks.all_sync("register_channels", errors, register=register, pegboard=pegboard)
-    found.warnings += [f"plugin {e.plugin}: register_channels failed: {e.error}" for e in errors]
-    for warning in found.warnings:
-        if warning not in pegboard.warnings:
-            pegboard.warnings.append(warning)
-    pegboard.stash[CHANNELS] = found
+    """Every channel the plugins of ``pegboard`` register, in registration order (cached);
+    what was wrong is also added to ``pegboard.warnings``."""
+    cached = pegboard.stash.get(CHANNELS) is not None
+    found = collect_registered(pegboard, "register_channels", CHANNELS, Channel, kind_name="a messaging Channel",
+                               label="message channel", hook_args={"pegboard": pegboard})
+    if not cached:
+        for warning in found.warnings:
+            if warning not in pegboard.warnings:
+                pegboard.warnings.append(warning)
     return found
 
 
