@@ -209,6 +209,22 @@ class Pegboard:
         self.hooks.forget()
         return list(warnings)
 
+    def configured(self, key: str) -> Any:
+        """The merged config value at the dotted ``key`` as the files wrote it, unvalidated
+        (``None`` when no layer sets it); each part may be spelled as written or by field name
+        (``tools.exec.applyPatch`` or ``tools.exec.apply_patch``), as the models accept.
+
+        For the few answers a plugin needs before it is imported (is this section set, is
+        this switch on); anything a tool uses reads :meth:`settings`, which validates."""
+        from pegboard.core.sections import get_path, spellings
+
+        data = self._loaded_config.data
+        for spelling in spellings(key):
+            value = get_path(data, spelling)
+            if value is not None:
+                return value
+        return None
+
     def settings(self, key: str) -> Any:
         """The merged, validated value of the config section ``key`` (its model's defaults
         when no file sets it); ``KeyError`` when no plugin registered that section."""
@@ -343,12 +359,15 @@ class Pegboard:
             self._registered_cache = (key, tools)
         return tools
 
-    @staticmethod
-    def _described(registered: Sequence[ToolEntry], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
+    def _described(self, registered: Sequence[ToolEntry], unavailable: tuple[str | None, ...]) -> list[PolicyTool]:
         return [
-            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), t.optional, reason, t.server)
+            PolicyTool(t.name, tuple(t.aliases), tuple(t.groups), self._optional(t), reason, t.server)
             for t, reason in zip(registered, unavailable, strict=True)
         ]
+
+    def _optional(self, tool: ToolEntry) -> bool:
+        """``Tool.optional``, unless the config key its ``enabled_by`` names is ``true``."""
+        return tool.optional and not (tool.enabled_by and self.configured(tool.enabled_by) is True)
 
     def _catalog(self, tools: list[PolicyTool]) -> PolicyCatalog:
         groups = self.registry.group_members()

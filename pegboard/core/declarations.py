@@ -128,7 +128,7 @@ def read_declaration(value: str, path: list[str] | None = None) -> Declaration |
 
 # -- writing ------------------------------------------------------------------------------------
 def _tool_entry(tool: Any) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "name": tool.name,
         "aliases": list(tool.aliases),
         "groups": list(tool.groups),
@@ -141,6 +141,9 @@ def _tool_entry(tool: Any) -> dict[str, Any]:
         "reads_results": tool.reads_results,
         "result_note": tool.result_note is not None,
     }
+    if tool.enabled_by is not None:  # written only where used, so older files stay current
+        entry["enabled_by"] = tool.enabled_by
+    return entry
 
 
 def availability_reference(check: Any) -> str | bool | dict[str, Any]:

@@ -241,7 +241,7 @@ class PluginLoader:
                 registry.add_declared_tool(DeclaredTool(
                     name=t["name"], owner=owner, load=functools.partial(self._declared_tool, owner, t["name"]),
                     aliases=tuple(t.get("aliases", ())), groups=tuple(t.get("groups", ())),
-                    optional=bool(t.get("optional")), server=t.get("server"),
+                    optional=bool(t.get("optional")), enabled_by=t.get("enabled_by"), server=t.get("server"),
                     permission_family=t.get("permission_family"), has_availability=_availability(t.get("availability")),
                     deferred=bool(t.get("deferred")), loads_deferred=bool(t.get("loads_deferred")),
                     reads_results=bool(t.get("reads_results")), has_result_note=bool(t.get("result_note")),

@@ -28,6 +28,7 @@ class DeclaredTool:
     aliases: Sequence[str] = ()
     groups: Sequence[str] = ()
     optional: bool = False
+    enabled_by: str | None = None
     server: str | None = None
     permission_family: str | None = None
     #: ``True``: the real tool has an availability check (its plugin is imported to ask);

@@ -253,6 +253,9 @@ class Tool:
     ``pegboard tools --explain``; it may return ``None``.
     ``asks_user`` marks a tool whose whole job is to ask the user: ``dontAsk`` mode denies
     it, as any prompt, unless an allow rule names it.
+    ``enabled_by`` names, for an ``optional`` tool, the config key whose value ``true`` makes
+    it a regular tool (``tools.exec.applyPatch.enabled``): read from the merged config, so the
+    plugin need not be imported to know.
     ``server`` names the server a tool comes from (an MCP client sets it to the ``<server>``
     of ``mcp__<server>__<tool>``): the permission rule and the policy entry ``mcp__<server>``
     cover every tool that declares it, whatever the tool's name.
@@ -265,6 +268,7 @@ class Tool:
     groups: Sequence[str] = ()
     aliases: Sequence[str] = ()
     optional: bool = False
+    enabled_by: str | None = None
     requires_permission: bool = False
     permission_family: str | None = None
     specifier_matcher: SpecifierMatcher | None = None

@@ -25,6 +25,7 @@ from pegboard import (
     TextBlock,
     Tool,
     ToolContext,
+    ToolRegister,
     ToolResult,
     Widens,
     hookimpl,
@@ -34,7 +35,6 @@ from pegboard import (
 from pegboard_apply_patch.apply import commit, plan
 from pegboard_apply_patch.parser import FORMAT_HELP, PatchError, parse_patch, patch_paths
 
-OWNER = "pegboard-apply-patch"
 SETTINGS_KEY = "tools.exec.applyPatch"
 
 
@@ -147,12 +147,14 @@ async def run_apply_patch(input: ApplyPatchInput, ctx: ToolContext) -> ToolResul
 
 
 def make_tool(*, optional: bool = True) -> Tool:
-    """The ApplyPatch tool; ``optional=False`` when the config switches it on."""
+    """The ApplyPatch tool: optional (offered only when named) unless
+    ``tools.exec.applyPatch.enabled`` is true, which the kernel reads from the config."""
     return tool(
         name="ApplyPatch",
         description=DESCRIPTION,
         groups=["fs", "file", "pegboard"],
         optional=optional,
+        enabled_by=f"{SETTINGS_KEY}.enabled",
         permission_family="Edit",
         requires_permission=True,
         destructive=True,
@@ -170,11 +172,8 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Any) -> None:
-    """Register ApplyPatch once the config is known: ``tools.exec.applyPatch.enabled`` makes it
-    a regular tool, else it stays optional (enabled only by naming it)."""
-    enabled = settings(pegboard.config).get("enabled") is True
-    pegboard.add_tool(apply_patch if not enabled else make_tool(optional=False), owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(apply_patch)
 
 
 __all__ = [
