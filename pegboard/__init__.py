@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # the names of _PUBLIC, for type checkers (a test keeps the t
         host_service_reason,
         unavailable_without,
     )
-    from pegboard.core.markers import active_when, event_kinds, hookimpl, hookspec
+    from pegboard.core.markers import active_when, event_kinds, hookimpl, hookspec, when_configured
     from pegboard.core.pathnames import InvalidPathError, resolve_path
     from pegboard.core.permissions.suggest import RuleSuggestion, suggest_allow_rules
     from pegboard.core.plugins import PluginInfo
@@ -151,6 +151,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "event_kinds",
         "hookimpl",
         "hookspec",
+        "when_configured",
     ),
     "pegboard.core.pathnames": (
         "InvalidPathError",

@@ -24,6 +24,7 @@ from pegboard import (
     StashKey,
     SystemClock,
     ToolContext,
+    ToolRegister,
     ToolResult,
     ask_host,
     hookimpl,
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 CLOCK: StashKey[Any] = StashKey("pegboard-ask-user-clock")
 TIMEOUTS = {"60s": 60.0, "5m": 300.0, "10m": 600.0}
 NO_TIMEOUT = {"", "0", "off", "none", "never"}
-OWNER = "ask-user"
 
 
 class OptionInput(BaseModel):
@@ -143,8 +143,22 @@ def _normalise(answers: Any, data: AskUserQuestionInput) -> dict[str, Any]:
     return {str(k): v for k, v in answers.items() if k in known}
 
 
+def unavailable(pegboard: Pegboard) -> str | None:
+    """Why no one can be asked: no terminal here, and no other plugin answers ``ask_user``
+    (this module's own terminal fallback does not count for that)."""
+    if on_terminal():
+        return None
+    reason = host_service_reason(pegboard, "ask_user", "ask the user", ignore=[sys.modules[__name__]])
+    if reason is None:
+        return None
+    if reason.startswith("the host does not"):
+        return "the host cannot ask the user (no plugin implements the ask_user hook and there is no terminal)"
+    return reason
+
+
 @tool(
     name="AskUserQuestion",
+    availability=unavailable,
     groups=["pegboard"],
     read_only=True,
     asks_user=True,
@@ -273,17 +287,5 @@ async def ask_user(request: QuestionRequest) -> dict[str, Any] | None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    me = sys.modules[__name__]
-
-    def unavailable() -> str | None:
-        reason = host_service_reason(pegboard, "ask_user", "ask the user", ignore=[me])
-        if reason is None or on_terminal():
-            return None
-        if reason.startswith("the host does not"):
-            return "the host cannot ask the user (no plugin implements the ask_user hook and there is no terminal)"
-        return reason
-
-    import dataclasses
-
-    pegboard.add_tool(dataclasses.replace(ask_user_question, availability=unavailable), owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(ask_user_question)

@@ -25,19 +25,18 @@ from pegboard import (
     Pegboard,
     Subjects,
     ToolContext,
+    ToolRegister,
     ToolResult,
     hookimpl,
-    host_service_reason,
     request_completion,
     resolve_path,
     tool,
 )
+from pegboard_image_vision import SETTINGS_KEY, engine, unavailable, vision_reason
 from pegboard_read_images import ImageError, ImageLimits, ImageLimitsError, image_limits, process_image
 from pegboard_toolkit.toolconfig import tool_failure as _fail
 from pegboard_toolkit.webfetch import WebFetchSettings
 
-SETTINGS_KEY = "tools.image"
-OWNER = "pegboard-image"
 DEFAULT_PROMPT = "Describe the image."
 
 
@@ -111,6 +110,8 @@ def _limits(ctx: ToolContext) -> ImageLimits | ToolResult:
 
 @tool(
     name="image",
+    availability=unavailable,
+    engine=engine,
     groups=["media", "openclaw"],
     requires_permission=False,
     permission_subjects=_subjects,
@@ -163,44 +164,14 @@ def _no_model_reason(pegboard: Pegboard | None) -> str:
     return vision_reason(pegboard) or "no vision model answered: the complete hook's plugins returned nothing"
 
 
-def vision_reason(pegboard: Pegboard) -> str | None:
-    """Why no vision model can answer, or ``None``. A ``complete`` plugin may define
-    ``vision_unavailable(pegboard) -> str | None``; one without it is taken to see images."""
-    reason = host_service_reason(pegboard, "complete", "run a vision model")
-    if reason is not None:
-        return f"{reason}; configure models.image (pegboard-model-openai-compatible)"
-    reasons = []
-    for impl in pegboard.hook_implementations("complete"):
-        probe = getattr(impl.plugin, "vision_unavailable", None)
-        if not callable(probe):
-            return None
-        try:
-            why = probe(pegboard)
-        except Exception as exc:
-            why = f"{type(exc).__name__}: {exc}"
-        if not why:
-            return None
-        reasons.append(str(why))
-    return "; ".join(dict.fromkeys(reasons)) or None
-
-
 @hookimpl
 def register_config_sections(register: ConfigSectionRegister) -> None:
     register(ConfigSection(SETTINGS_KEY, ImageSettings, description="The image tool."))
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    def unavailable() -> str | None:
-        if not pegboard.settings(SETTINGS_KEY).enabled:
-            return f"turned off by {SETTINGS_KEY}.enabled"
-        return vision_reason(pegboard)
-
-    def engine() -> str | None:
-        names = [impl.plugin_name for impl in pegboard.hook_implementations("complete")]
-        return f"vision model through the complete hook ({', '.join(names)})" if names else None
-
-    pegboard.add_tool(dataclasses.replace(image, availability=unavailable, engine=engine), owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(image)
 
 
 __all__ = ["ImageInput", "ImageSettings", "image", "vision_reason"]

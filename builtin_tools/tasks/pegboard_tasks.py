@@ -33,21 +33,24 @@ from pegboard import (
     StashKey,
     Tool,
     ToolContext,
+    ToolRegister,
     ToolResult,
     default_data_dir,
     hookimpl,
     tool,
 )
+from pegboard_tasks_switch import (
+    SETTINGS_KEY,
+    decide,
+    task_tools_off,
+    todo_write_off,
+)
 
 if TYPE_CHECKING:
     from pegboard import SQLiteSessionStore
 
-ENV_SWITCH = "PEGBOARD_ENABLE_TASKS"
-SEED_ENV_SWITCH = "FUXI_CODE_ENABLE_TASKS"
-SETTINGS_KEY = "tools.tasks"
 USER_STORE_FILE = "tasks.sqlite3"
 USER_LIST_ID = "user"
-OWNER = "pegboard-tasks"
 
 Status = Literal["pending", "in_progress", "completed", "deleted"]
 Scope = Literal["session", "user"]
@@ -105,18 +108,6 @@ class TaskError(ValueError):
 
 
 # -- the switch --------------------------------------------------------------------------------
-def _flag(value: object) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        word = value.strip().lower()
-        if word in ("1", "true", "yes", "on"):
-            return True
-        if word in ("0", "false", "no", "off"):
-            return False
-    return None
-
-
 class TasksSettings(BaseModel):
     """``tools.tasks``: which family is on, and which list the Claude-Code spellings use."""
 
@@ -130,13 +121,7 @@ class TasksSettings(BaseModel):
 
 def tasks_enabled(env: Mapping[str, str], settings: TasksSettings) -> tuple[bool, str]:
     """Whether the Task tools (not TodoWrite) are on, and what decided it."""
-    for name in (ENV_SWITCH, SEED_ENV_SWITCH):
-        flag = _flag(env.get(name))
-        if flag is not None:
-            return flag, f"{name}={env[name]}"
-    if settings.enabled is not None:
-        return settings.enabled, f"{SETTINGS_KEY}.enabled = {str(settings.enabled).lower()}"
-    return True, "the default"
+    return decide(env, settings.enabled)
 
 
 def settings_of(pegboard: Pegboard | None) -> TasksSettings:
@@ -502,16 +487,11 @@ async def todo_write(input: TodoWriteInput, ctx: ToolContext) -> ToolResult:
 TASK_TOOLS: tuple[Tool, ...] = (task_create, task_get, task_list, task_update, task_complete)
 
 
-def family_tools(pegboard: Pegboard) -> list[Tool]:
-    """The tools of both families, each with this instance's switch as its availability."""
-    on, why = tasks_enabled(pegboard.env, settings_of(pegboard))
-    task_names = ", ".join(t.name for t in TASK_TOOLS)
-    off_tasks = f"switched off by {why}: TodoWrite is enabled instead"
-    off_todo = (
-        f"switched off: the Task tools ({task_names}) are enabled ({why}); set {ENV_SWITCH}=0 to use TodoWrite"
-    )
-    made = [dataclasses.replace(t, availability=(lambda: None) if on else (lambda: off_tasks)) for t in TASK_TOOLS]
-    made.append(dataclasses.replace(todo_write, availability=(lambda: off_todo) if on else (lambda: None)))
+def family_tools() -> list[Tool]:
+    """The tools of both families, each with its switch as its availability: one family is
+    on, the other off, by the asking instance's environment and settings."""
+    made = [dataclasses.replace(t, availability=task_tools_off) for t in TASK_TOOLS]
+    made.append(dataclasses.replace(todo_write, availability=todo_write_off))
     return made
 
 
@@ -521,9 +501,9 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    for made in family_tools(pegboard):
-        pegboard.add_tool(made, owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    for made in family_tools():
+        register(made)
 
 
 @hookimpl

@@ -15,20 +15,20 @@ from pegboard import (
     NEUTRAL,
     ConfigSection,
     ConfigSectionRegister,
-    Pegboard,
     Subjects,
     TextBlock,
     ToolContext,
+    ToolRegister,
     ToolResult,
     hookimpl,
     tool,
 )
-from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
+from pegboard_toolkit.availability import SwitchedOff
+from pegboard_toolkit.toolconfig import turned_off
 from pegboard_toolkit.webfetch import WebFetchSettings
 from pegboard_toolkit.webpages import LoadedPage, cut, error_kind_of, fetch_page
 
 SETTINGS_KEY = "tools.web.extract"
-OWNER = "pegboard-web-extract"
 MAX_URLS = 10
 
 USAGE = (
@@ -87,6 +87,7 @@ def _render(results: list[dict[str, Any]]) -> str:
 
 
 @tool(
+    availability=SwitchedOff(SETTINGS_KEY),
     name="web_extract",
     groups=["web", "pegboard"],
     permission_family="WebFetch",
@@ -138,5 +139,5 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    add_switchable_tool(pegboard, web_extract, SETTINGS_KEY, OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(web_extract)

@@ -1,8 +1,8 @@
 """The built-in ``WebFetch`` tool (``web_fetch`` in OpenClaw's spelling): one URL's readable
 content, or a small model's answer to a prompt over it.
 
-Written only against Pegboard's public API and ``pegboard-toolkit``. The tool is bound to
-each ``Pegboard`` when it is ready, so its availability reads that instance's settings.
+Written only against Pegboard's public API and ``pegboard-toolkit``. Its availability check
+reads the asking ``Pegboard``'s own settings, so the module is imported only when it is used.
 """
 
 from __future__ import annotations
@@ -16,20 +16,20 @@ from pegboard import (
     CompletionRequest,
     ConfigSection,
     ConfigSectionRegister,
-    Pegboard,
     Subjects,
     ToolContext,
+    ToolRegister,
     ToolResult,
     hookimpl,
     request_completion,
     tool,
 )
-from pegboard_toolkit.toolconfig import add_switchable_tool, turned_off
+from pegboard_toolkit.availability import SwitchedOff
+from pegboard_toolkit.toolconfig import turned_off
 from pegboard_toolkit.webfetch import WebFetchSettings
 from pegboard_toolkit.webpages import LoadedPage, cut, error_result, fetch_page
 
 SETTINGS_KEY = "tools.web.fetch"
-OWNER = "pegboard-web-fetch"
 
 USAGE = (
     "WebFetch(url, prompt?, extractMode?, maxChars?): fetch a public http(s) URL (http is upgraded to https) "
@@ -79,6 +79,7 @@ def _notes(page: LoadedPage, shown: int, total: int, limit: int, cap: int, cut_t
 
 
 @tool(
+    availability=SwitchedOff(SETTINGS_KEY),
     name="WebFetch",
     groups=["web", "pegboard"],
     permission_family="WebFetch",
@@ -149,5 +150,5 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    add_switchable_tool(pegboard, web_fetch, SETTINGS_KEY, OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(web_fetch)

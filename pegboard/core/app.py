@@ -87,7 +87,8 @@ class Pegboard:
         self.registry = Registry()
         self.hooks = HookRunner(self._pm, owner=self)
         loader = PluginLoader(
-            self._pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env)
+            self._pm, self.registry, PluginSelection.from_settings(self.config.plugins.disabled, self.env),
+            configured=self.configured,
         )
         if load_entrypoints:
             loader.load_entry_points()
@@ -95,6 +96,7 @@ class Pegboard:
         self.hooks.rank = loader.rank
         self.hooks.before_lookup = loader.materialize_hook
         self.plugins: list[PluginInfo] = loader.infos
+        self._loader = loader
         self._settings: dict[str, Any] = {}
         loaded, self.warnings = self._with_config_sections(loaded, self.warnings)
         if loaded is not self._loaded_config:
@@ -207,6 +209,8 @@ class Pegboard:
         self.warnings = warnings + kept
         self._config_generation += 1
         self.hooks.forget()
+        self._loader.config_changed()
+        self._ready_late()
         return list(warnings)
 
     def configured(self, key: str) -> Any:
@@ -278,6 +282,27 @@ class Pegboard:
         errors: list[HookError] = []
         self.hooks.all_sync("pegboard_ready", errors, pegboard=self)
         self.warnings.extend(f"plugin {e.plugin}: pegboard_ready failed: {e.error}" for e in errors)
+        ran = {impl.plugin_name for impl in self.hooks.implementations("pegboard_ready")}
+        #: plugins whose ``when_configured`` pegboard_ready has not run: it runs when a
+        #: reloaded config sets its keys (see :meth:`_ready_late`)
+        self._ready_waiting: set[str] = {
+            impl.plugin_name for impl in self._pm.hook.pegboard_ready.get_hookimpls()
+            if impl.plugin_name not in ran
+        } | self._loader.waiting_for("pegboard_ready")
+
+    def _ready_late(self) -> None:
+        """Fire the ``pegboard_ready`` of plugins that waited for config keys a reloaded
+        config now sets (importing a declared plugin first)."""
+        if not self._ready_waiting:
+            return
+        for impl in self.hooks.implementations("pegboard_ready"):
+            if impl.plugin_name not in self._ready_waiting:
+                continue
+            self._ready_waiting.discard(impl.plugin_name)
+            try:
+                impl.function(pegboard=self)
+            except Exception as exc:
+                self.warnings.append(f"plugin {impl.plugin_name}: pegboard_ready failed: {type(exc).__name__}: {exc}")
 
     def add_tool_source(self, sync: Callable[[], None]) -> None:
         """Register ``sync()``, which brings a plugin's dynamic tools up to date with

@@ -54,18 +54,36 @@ class Declaration:
     profiles: tuple[Mapping[str, Any], ...] = ()
     provider_policies: tuple[Mapping[str, Any], ...] = ()
     config_sections: tuple[Mapping[str, Any], ...] = ()
+    #: hook name -> the config keys its implementation waits for (``when_configured``)
+    when_configured: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     path: str = field(default="", compare=False)
 
     @property
     def lazy(self) -> bool:
-        """True when the module can wait until something needs it: no hook it implements has
-        to run at start-up."""
-        return not set(self.hooks) & START_UP_HOOKS
+        """True when the module can wait until something needs it whatever the config says:
+        no hook it implements has to run at start-up."""
+        return self.lazy_under(lambda key: True)
+
+    def lazy_under(self, configured: Callable[[str], bool]) -> bool:
+        """True when, with the config keys for which ``configured(key)`` is true set, no hook
+        the module implements has to run at start-up."""
+        return not set(self.active_hooks(configured)) & START_UP_HOOKS
+
+    def active_hooks(self, configured: Callable[[str], bool]) -> tuple[str, ...]:
+        """The hooks that would be called: a ``when_configured`` one only when one of its
+        keys is set."""
+        return tuple(h for h in self.hooks
+                     if h not in self.when_configured or any(configured(k) for k in self.when_configured[h]))
 
     @property
     def call_time_hooks(self) -> tuple[str, ...]:
         """The hooks whose first lookup imports the module."""
-        return tuple(h for h in self.hooks if h not in DECLARABLE_HOOKS and h not in UNLOADED_SKIP_HOOKS)
+        return self.call_time_hooks_under(lambda key: True)
+
+    def call_time_hooks_under(self, configured: Callable[[str], bool]) -> tuple[str, ...]:
+        """:attr:`call_time_hooks` with the config keys ``configured`` says are set."""
+        return tuple(h for h in self.active_hooks(configured)
+                     if h not in DECLARABLE_HOOKS and h not in UNLOADED_SKIP_HOOKS)
 
 
 def _module_location(module: str, path: list[str] | None = None) -> tuple[str, bool] | None:
@@ -120,9 +138,11 @@ def read_declaration(value: str, path: list[str] | None = None) -> Declaration |
             profiles=tuple(data.get("profiles", ())),
             provider_policies=tuple(data.get("provider_policies", ())),
             config_sections=tuple(data.get("config_sections", ())),
+            when_configured={str(h): tuple(str(k) for k in keys)
+                             for h, keys in dict(data.get("when_configured", {})).items()},
             path=file,
         )
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -236,6 +256,13 @@ def declare(module: str) -> dict[str, Any]:
         "register_config_sections": lambda section: out["config_sections"].append(_section_entry(section)),
         "register_permission_families": lambda family: None,
     }
+    from pegboard.core.markers import WHEN_CONFIGURED_ATTR
+
+    waits = {caller.name: list(keys) for caller in pm.get_hookcallers(obj) or []
+             for impl in caller.get_hookimpls()
+             if impl.plugin is obj and (keys := getattr(impl.function, WHEN_CONFIGURED_ATTR, None))}
+    if waits:  # written only where used, so older files stay current
+        out["when_configured"] = waits
     for hook_name in REGISTRATION_HOOKS:
         for impl in getattr(pm.hook, hook_name).get_hookimpls():
             if impl.plugin is obj and "register" in impl.argnames:

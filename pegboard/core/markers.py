@@ -60,3 +60,33 @@ def active_when(predicate: Callable[[Any], bool]) -> Callable[[F], F]:
         return fn
 
     return mark
+
+
+#: the attribute ``when_configured`` sets on a hook implementation: the config keys it waits for
+WHEN_CONFIGURED_ATTR = "pegboard_when_configured"
+
+
+def when_configured(*keys: str) -> Callable[[F], F]:
+    """Let a Pegboard call a hook implementation only when its config sets one of ``keys``
+    (dotted paths such as ``"mcpServers"`` or ``"sandbox"``, any value, in any scope).
+
+    Unlike :func:`active_when` the condition is plain data, so a declaration file records it:
+    a plugin whose ``pegboard_ready`` has nothing to do unless it is configured is then not
+    imported at start-up when it is not::
+
+        @hookimpl
+        @when_configured("mcpServers")
+        def pegboard_ready(pegboard): ...
+    """
+    if not keys or not all(isinstance(k, str) and k and not k.startswith(".") for k in keys):
+        raise ValueError("when_configured needs one or more dotted config keys")
+
+    def configured(pegboard: Any) -> bool:
+        return any(pegboard.configured(key) is not None for key in keys)
+
+    def mark(fn: F) -> F:
+        setattr(fn, WHEN_CONFIGURED_ATTR, tuple(keys))
+        setattr(fn, ACTIVE_WHEN_ATTR, configured)
+        return fn
+
+    return mark

@@ -21,6 +21,7 @@ import pluggy
 from pegboard import hookspecs
 from pegboard.core import outputcache
 from pegboard.core.awaitables import resolve_sync
+from pegboard.core.declarations import Declaration, read_declaration
 from pegboard.core.markers import PROJECT_NAME
 from pegboard.core.providers import ProviderPolicy
 from pegboard.core.registry import DeclaredTool, Registry
@@ -180,8 +181,16 @@ def _unknown_hook(name: str, pm: pluggy.PluginManager) -> str:
 class PluginLoader:
     """Registers plugins into a plugin manager and a registry, one at a time."""
 
-    def __init__(self, pm: pluggy.PluginManager, registry: Registry, selection: PluginSelection) -> None:
+    def __init__(
+        self,
+        pm: pluggy.PluginManager,
+        registry: Registry,
+        selection: PluginSelection,
+        configured: Callable[[str], Any] | None = None,
+    ) -> None:
         self.pm = pm
+        #: the raw config value at a dotted key (``None``: unset), for ``when_configured`` hooks
+        self._configured_value = configured
         self.registry = registry
         self.selection = selection
         self.infos: list[PluginInfo] = []
@@ -189,8 +198,16 @@ class PluginLoader:
         self._pending: dict[str, tuple[PluginInfo, Any]] = {}
         #: for each call-time hook, the declared plugins its first lookup imports
         self._pending_hooks: dict[str, list[str]] = {}
+        #: the declared plugins not imported yet whose hooks wait for config keys, and the
+        #: hooks already queued for each (see :meth:`config_changed`)
+        self._waiting: dict[str, tuple[Declaration, set[str]]] = {}
         #: each plugin's place in load order, so hooks run in that order however late it loads
         self.rank: dict[str, int] = {}
+
+    def _configured(self, key: str) -> bool:
+        """Whether the config sets ``key``; without a config to ask, every key counts as set
+        (so nothing a ``when_configured`` hook might do is skipped)."""
+        return self._configured_value is None or self._configured_value(key) is not None
 
     def load_entry_points(self, eps: Sequence[Any] | None = None) -> None:
         self._block_families()
@@ -229,10 +246,8 @@ class PluginLoader:
     def _declare(self, info: PluginInfo, ep: Any) -> bool:
         """Register what ``ep``'s declaration file declares, leaving its module unimported;
         ``False`` (nothing registered) when it has no usable declaration."""
-        from pegboard.core.declarations import read_declaration
-
         declaration = read_declaration(ep.value)
-        if declaration is None or not declaration.lazy:
+        if declaration is None or not declaration.lazy_under(self._configured):
             return False
         owner = info.name
         registry = self.registry
@@ -264,10 +279,32 @@ class PluginLoader:
             return True
         info.hooks = sorted(declaration.hooks)
         self._pending[owner] = (info, ep)
-        for hook in declaration.call_time_hooks:
+        queued = set(declaration.call_time_hooks_under(self._configured))
+        for hook in queued:
             self._pending_hooks.setdefault(hook, []).append(owner)
+        if declaration.when_configured:
+            self._waiting[owner] = (declaration, queued)
         registry.materialize = self.materialize
         return True
+
+    def waiting_for(self, hook: str) -> set[str]:
+        """The declared plugins, not imported yet, whose ``hook`` waits for config keys."""
+        return {owner for owner, (declaration, _) in self._waiting.items() if hook in declaration.when_configured}
+
+    def config_changed(self) -> None:
+        """The config changed: a declared plugin whose ``when_configured`` hooks now have their
+        keys set gets those hooks queued (so the next lookup imports it), or is imported now
+        when one of them must run at start-up (the caller fires its ``pegboard_ready``)."""
+        for owner, (declaration, queued) in list(self._waiting.items()):
+            if owner not in self._pending:
+                del self._waiting[owner]
+            elif not declaration.lazy_under(self._configured):
+                del self._waiting[owner]
+                self.materialize(owner)
+            else:
+                for hook in set(declaration.call_time_hooks_under(self._configured)) - queued:
+                    queued.add(hook)
+                    self._pending_hooks.setdefault(hook, []).append(owner)
 
     def _declared_section(self, owner: str, key: str) -> ConfigSection | None:
         self.materialize(owner)

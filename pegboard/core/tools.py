@@ -249,8 +249,8 @@ class Tool:
     read or written, a command, a URL, a name); the permission engine judges those.
     ``path_fields`` name the input fields that hold paths: they are made absolute against
     the session's cwd before ``pre_tool_use`` hooks run, so hooks see absolute paths.
-    ``engine()`` names the engine that backs the tool here (a language server, a model), for
-    ``pegboard tools --explain``; it may return ``None``.
+    ``engine()`` (or ``engine(pegboard)``) names the engine that backs the tool here (a
+    language server, a model), for ``pegboard tools --explain``; it may return ``None``.
     ``asks_user`` marks a tool whose whole job is to ask the user: ``dontAsk`` mode denies
     it, as any prompt, unless an allow rule names it.
     ``enabled_by`` names, for an ``optional`` tool, the config key whose value ``true`` makes
@@ -289,7 +289,7 @@ class Tool:
     path_fields: Sequence[str] = ()
     server: str | None = None
     asks_user: bool = False
-    engine: Callable[[], str | None] | None = None
+    engine: Callable[..., str | None] | None = None
 
     def __post_init__(self) -> None:
         validate_tool_name(self.name)
@@ -322,12 +322,14 @@ class Tool:
         """The JSON schema of the input model, as pydantic generates it."""
         return self.input_model.model_json_schema()
 
-    def engine_report(self) -> str | None:
-        """What ``engine()`` says, or ``None``; a check that raises is reported as such."""
+    def engine_report(self, pegboard: Any = None) -> str | None:
+        """What ``engine()`` says, or ``None``; a check that raises is reported as such. An
+        ``engine`` that takes an argument is given ``pegboard``, the instance asking."""
         if self.engine is None:
             return None
         try:
-            return self.engine()
+            found = self.engine(pegboard) if _takes_pegboard(self.engine) else self.engine()
+            return None if found is None else str(found)
         except Exception as exc:
             return f"engine check failed: {type(exc).__name__}: {exc}"
 

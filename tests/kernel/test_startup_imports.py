@@ -27,7 +27,7 @@ print(json.dumps({
     "enabled": len(listing["enabled"]),
     "plugins": plugins,
     "not_loaded": [m for m in plugins if m not in sys.modules],
-    "lazy": [m for m in plugins if (d := read_declaration(m)) is not None and d.lazy],
+    "lazy": [m for m in plugins if (d := read_declaration(m)) is not None and d.lazy_under(lambda key: False)],
     "modules": sorted(sys.modules),
 }))
 """

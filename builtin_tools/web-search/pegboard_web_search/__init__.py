@@ -8,7 +8,6 @@ unavailable, with the reason, where no backend is configured.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from pegboard import (
     StashKey,
     TextBlock,
     ToolContext,
+    ToolRegister,
     ToolResult,
     hookimpl,
     tool,
@@ -40,7 +40,6 @@ from .brave import BraveBackend
 from .searxng import SearxngBackend
 from .settings import SETTINGS_KEY, WebSearchSettings
 
-OWNER = "pegboard-web-search"
 MAX_COUNT = 10
 
 #: Answers per ``Pegboard``, keyed by backend, query and count; a test may put its own here.
@@ -105,16 +104,30 @@ def _format(query: str, backend: str, hits: list[SearchHit]) -> str:
     return "\n".join(lines)
 
 
-def _backends_for(ctx: ToolContext) -> dict[str, SearchBackend]:
-    found = ctx.stash.get(_BOUND)
-    return found() if found is not None else {}
+def backends_of(pegboard: Pegboard | None) -> dict[str, SearchBackend]:
+    """The backends the plugins of ``pegboard`` register (collected once per instance); their
+    warnings join ``pegboard.warnings`` once."""
+    if pegboard is None:
+        return {}
+    found = collect_backends(pegboard)
+    for warning in found.warnings:
+        if warning not in pegboard.warnings:
+            pegboard.warnings.append(warning)
+    return found.by_name
 
 
-_BOUND: StashKey[Callable[[], dict[str, SearchBackend]]] = StashKey("pegboard_web_search.bound")
+def unavailable(pegboard: Pegboard) -> str | None:
+    """Why WebSearch cannot run for ``pegboard``: turned off, or no backend is usable."""
+    ctx = pegboard.context()
+    if not _settings(ctx).enabled:
+        return f"turned off by {SETTINGS_KEY}.enabled"
+    backend, why = choose_backend(ctx, backends_of(pegboard))
+    return why if backend is None else None
 
 
 @tool(
     name="WebSearch",
+    availability=unavailable,
     groups=["web", "pegboard"],
     requires_permission=True,
     read_only=True,
@@ -130,7 +143,7 @@ async def web_search(input: WebSearchInput, ctx: ToolContext) -> ToolResult:
     settings = _settings(ctx)
     if (refusal := turned_off("WebSearch", settings, SETTINGS_KEY)) is not None:
         return refusal
-    backend, why = choose_backend(ctx, _backends_for(ctx))
+    backend, why = choose_backend(ctx, backends_of(ctx.pegboard))
     if backend is None:
         return ToolResult.refusal("unavailable", f"WebSearch cannot run: {why}", error_kind="search_unavailable")
     count = input.count or settings.maxResults
@@ -173,20 +186,5 @@ def register_search_backends(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
-def pegboard_ready(pegboard: Pegboard) -> None:
-    def backends() -> dict[str, SearchBackend]:
-        found = collect_backends(pegboard)
-        for warning in found.warnings:
-            if warning not in pegboard.warnings:
-                pegboard.warnings.append(warning)
-        return found.by_name
-
-    def unavailable() -> str | None:
-        ctx = pegboard.context()
-        if not _settings(ctx).enabled:
-            return f"turned off by {SETTINGS_KEY}.enabled"
-        backend, why = choose_backend(ctx, backends())
-        return why if backend is None else None
-
-    pegboard.stash[_BOUND] = backends
-    pegboard.add_tool(dataclasses.replace(web_search, availability=unavailable), owner=OWNER)
+def register_tools(register: ToolRegister) -> None:
+    register(web_search)

@@ -7,8 +7,10 @@ without importing the tools themselves.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+from typing import Any
 
 
 def shell_binary(name: str = "bash") -> str | None:
@@ -40,4 +42,28 @@ def monitor_unavailable() -> str | None:
     return bash_missing()
 
 
-__all__ = ["TRAFFIC_SWITCHES", "bash_missing", "monitor_unavailable", "shell_binary"]
+@dataclasses.dataclass(frozen=True)
+class SwitchedOff:
+    """Unavailable while ``<section>.enabled`` is false: ``Tool(availability=SwitchedOff(KEY))``.
+
+    A plain-value check, so a declaration records it and listing tools asks it without
+    importing the tool: it reads the raw config value, and only a value that is not a plain
+    boolean is left to the section's model (which imports the plugin) to judge. ``default`` is
+    the section model's own default for ``enabled``.
+    """
+
+    section: str
+    default: bool = True
+
+    def __call__(self, pegboard: Any) -> str | None:
+        value = pegboard.configured(f"{self.section}.enabled")
+        if value is None:
+            enabled = self.default
+        elif isinstance(value, bool):
+            enabled = value
+        else:
+            enabled = bool(pegboard.settings(self.section).enabled)
+        return None if enabled else f"turned off by {self.section}.enabled"
+
+
+__all__ = ["TRAFFIC_SWITCHES", "SwitchedOff", "bash_missing", "monitor_unavailable", "shell_binary"]

@@ -1,9 +1,9 @@
 """Small helpers every tool has: a raw setting by key path, a failing result with its kind, and
-a tool that a ``<section>.enabled`` setting turns off."""
+the refusal of a tool that a ``<section>.enabled`` setting turns off (its listing says so
+through :class:`pegboard_toolkit.availability.SwitchedOff`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pegboard import ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from pegboard import Pegboard, Tool
+    pass
 
 
 def config_value(ctx: ToolContext, *keys: str) -> Any:
@@ -61,18 +61,7 @@ def turned_off(tool: str, settings: Any, settings_key: str) -> ToolResult | None
     return ToolResult.refusal("unavailable", f"{tool} is turned off by {settings_key}.enabled", error_kind="disabled")
 
 
-def add_switchable_tool(pegboard: Pegboard, tool: Tool, settings_key: str, owner: str) -> None:
-    """Add ``tool`` to ``pegboard``, listed as unavailable while ``<settings_key>.enabled`` is
-    false in that instance's settings (so each ``Pegboard`` reads its own config)."""
-
-    def unavailable() -> str | None:
-        return None if pegboard.settings(settings_key).enabled else f"turned off by {settings_key}.enabled"
-
-    pegboard.add_tool(dataclasses.replace(tool, availability=unavailable), owner=owner)
-
-
 __all__ = [
-    "add_switchable_tool",
     "config_value",
     "directory_failure",
     "seconds_setting",

@@ -79,7 +79,7 @@ def command(
 
 def _engine(pb: Pegboard, name: str) -> str | None:
     tool = pb.tool(name)
-    return tool.engine_report() if tool is not None else None
+    return tool.engine_report(pb) if tool is not None else None
 
 
 def _schema_notes(pb: Pegboard, selection: Selection) -> list[str]:

@@ -19,6 +19,7 @@ from pegboard import (
     ToolContext,
     default_data_dir,
     hookimpl,
+    when_configured,
 )
 from pegboard_sandbox.backend import LEDGER_DIR, BubblewrapBackend, SandboxUnavailable
 from pegboard_sandbox.check import probe
@@ -139,6 +140,7 @@ def register_config_sections(register: ConfigSectionRegister) -> None:
 
 
 @hookimpl
+@when_configured("sandbox")
 def exec_backend(context: ToolContext) -> ExecBackend | None:
     cfg = load(context)
     if not cfg.enabled or context.tool not in SANDBOXED_TOOLS:
@@ -154,6 +156,7 @@ def exec_backend(context: ToolContext) -> ExecBackend | None:
 
 
 @hookimpl
+@when_configured("sandbox")
 def check_permission(call: Any, context: ToolContext) -> PermissionDecision | None:
     """``dangerouslyDisableSandbox`` asks (a person must approve), or is refused by config."""
     if call.name not in SANDBOXED_TOOLS or not call.input.get("dangerouslyDisableSandbox"):
@@ -172,6 +175,7 @@ def check_permission(call: Any, context: ToolContext) -> PermissionDecision | No
 
 
 @hookimpl
+@when_configured("sandbox")
 def permission_request(call: Any, decision: PermissionDecision, context: ToolContext) -> HookDecision | None:
     """``autoAllowBashIfSandboxed``: a command that will run sandboxed needs no tool-default ask,
     and no ask that only Read/Edit deny rules might cause (the sandbox masks every file they
@@ -194,8 +198,10 @@ def permission_request(call: Any, decision: PermissionDecision, context: ToolCon
 
 
 @hookimpl
+@when_configured("sandbox")
 def pegboard_ready(pegboard: Any) -> None:
-    """Remove the placeholders a crashed command left behind (only with the sandbox enabled)."""
+    """Remove the placeholders a crashed command left behind (only with the sandbox enabled;
+    a config that does not mention the sandbox leaves this plugin unimported at start-up)."""
     try:
         cfg = pegboard.settings("sandbox")
     except (KeyError, RuntimeError):

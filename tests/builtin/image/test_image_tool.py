@@ -115,11 +115,12 @@ def test_unavailable_without_a_vision_model(tmp_path: Path, server: LocalServer)
     pb = board(tmp_path, None, **small_only)
     tool = pb.tool("image")
     assert tool is not None
-    assert "no vision model is configured" in (tool.unavailable_reason() or "")
+    assert "no vision model is configured" in (tool.unavailable_reason(pb) or "")
     result = pb.call_sync("image", {"image": "a.png"})
     assert result.is_error and "no vision model" in result.text
     vision_small = {"models": {"small": {"base_url": server.url("/v1"), "model": "tiny", "vision": True}}}
-    assert board(tmp_path, None, **vision_small).tool("image").unavailable_reason() is None  # type: ignore[union-attr]
+    seeing = board(tmp_path, None, **vision_small)
+    assert seeing.tool("image").unavailable_reason(seeing) is None  # type: ignore[union-attr]
 
 
 def test_the_coding_profile_resolves_image(tmp_path: Path, server: LocalServer) -> None:

@@ -82,3 +82,9 @@ async def test_todowrite_replaces_the_whole_list(tmp_path: Path) -> None:
         assert [e.data["todos"] for e in events.seen] == [first, second]
         bad = await s.call("TodoWrite", {"todos": [{"content": "", "status": "doing", "activeForm": "x"}]})
         assert bad.is_error and "todos.0.status" in bad.text and "todos.0.content" in bad.text
+
+
+def test_the_switch_names_the_task_tools_in_order() -> None:
+    import pegboard_tasks_switch
+
+    assert tuple(t.name for t in pegboard_tasks.TASK_TOOLS) == pegboard_tasks_switch.TASK_TOOL_NAMES
